@@ -1,0 +1,172 @@
+// HamiltonianProblem.hpp — the user's problem as callbacks writing into
+// preallocated outputs, with call counting and finite-difference fallbacks.
+//
+// State x = [q; p] in R^{2d}; f(t, x) = [dH/dp; -dH/dq] (for velocity Verlet
+// [v; a]).  Optional: the Hessian of H in (q, p) order, holonomic constraints
+// g(q) in R^m with gradient G(q) in R^{m x d} and Hessians d x d x m (stored as
+// a d x (d m) matrix, the column-major layout of Octave's d x d x m array).
+#ifndef ODEPKG_HAMILTONIAN_PROBLEM_HPP
+#define ODEPKG_HAMILTONIAN_PROBLEM_HPP
+
+#include "Stats.hpp"
+#include "Types.hpp"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+namespace odepkg {
+
+class HamiltonianProblem {
+ public:
+  using Field = std::function<void(double t, const ConstVecRef& x, VecRef dx)>;
+  using Hessian = std::function<void(double t, const ConstVecRef& x, MatRef hess)>;
+  using Constraint = std::function<void(const ConstVecRef& q, VecRef g)>;
+  using ConstraintGrad = std::function<void(const ConstVecRef& q, MatRef G)>;
+  using ConstraintHess = std::function<void(const ConstVecRef& q, MatRef H)>;
+
+  HamiltonianProblem(int d, Field f) : d_(d), field_(std::move(f)) {
+    if (d < 1) throw InputError("invalidInput", "the dimension d of q must be at least 1");
+    x_pert_.resize(2 * d);
+    f_base_.resize(2 * d);
+    f_pert_.resize(2 * d);
+    hess_.resize(2 * d, 2 * d);
+  }
+
+  void set_hessian(Hessian h) { hessian_ = std::move(h); }
+  void set_constraints(int m, Constraint g, ConstraintGrad G = nullptr,
+                       ConstraintHess GH = nullptr) {
+    if (m < 1 || m >= d_)
+      throw InputError("invalidInput",
+                       "the number of constraints must satisfy 1 <= m < d");
+    m_ = m;
+    g_ = std::move(g);
+    G_ = std::move(G);
+    GH_ = std::move(GH);
+    g_base_.resize(m);
+    g_pert_.resize(m);
+    q_pert_.resize(d_);
+  }
+
+  int dim() const { return d_; }               ///< d, the dimension of q
+  int state_size() const { return 2 * d_; }    ///< 2d
+  int constraints() const { return m_; }       ///< m (0 if unconstrained)
+  bool has_hessian() const { return static_cast<bool>(hessian_); }
+  bool has_constraint_grad() const { return static_cast<bool>(G_); }
+  bool has_constraint_hess() const { return static_cast<bool>(GH_); }
+
+  Stats& stats() { return stats_; }
+  const Stats& stats() const { return stats_; }
+
+  /// dx = f(t, x).  Returns false if dx is not finite.
+  bool field(double t, const ConstVecRef& x, VecRef dx) {
+    ++stats_.field_evals;
+    field_(t, x, dx);
+    return dx.allFinite();
+  }
+
+  /// Hessian of H at (t, x) in (q, p) order, analytic if given, else by
+  /// forward differences of f (2d extra calls).  Returns false if non-finite.
+  bool hamiltonian_hessian(double t, const ConstVecRef& x, MatRef hess) {
+    if (hessian_) {
+      ++stats_.hessian_evals;
+      hessian_(t, x, hess);
+      return hess.allFinite();
+    }
+    // f = [H_p; -H_q]  =>  Hess(q-rows) = -df_p/dx, Hess(p-rows) = df_q/dx.
+    if (!field(t, x, f_base_)) return false;
+    for (int j = 0; j < 2 * d_; ++j) {
+      const double delta = fd_step(x(j));
+      x_pert_ = x;
+      x_pert_(j) += delta;
+      if (!field(t, x_pert_, f_pert_)) return false;
+      hess.col(j).head(d_) = -(f_pert_.tail(d_) - f_base_.tail(d_)) / delta;
+      hess.col(j).tail(d_) = (f_pert_.head(d_) - f_base_.head(d_)) / delta;
+    }
+    ++stats_.fd_jacobians;
+    return hess.allFinite();
+  }
+
+  /// One d x d block of df/dx at x: rows `rows` (0: the q-part f_q = H_p,
+  /// 1: the p-part f_p = -H_q), columns `cols` (0: d/dq, 1: d/dp).
+  /// From the Hessian when given, else d forward differences of f.
+  bool field_jacobian_block(double t, const ConstVecRef& x, int rows, int cols,
+                            MatRef block) {
+    ++stats_.jacobian_evals;
+    if (hessian_) {
+      ++stats_.hessian_evals;
+      hessian_(t, x, hess_);
+      // df_q/dx = Hess(p-rows, :), df_p/dx = -Hess(q-rows, :)
+      if (rows == 0)
+        block = hess_.block(d_, cols * d_, d_, d_);
+      else
+        block = -hess_.block(0, cols * d_, d_, d_);
+      return block.allFinite();
+    }
+    ++stats_.fd_jacobians;
+    if (!field(t, x, f_base_)) return false;
+    for (int j = 0; j < d_; ++j) {
+      const int k = cols * d_ + j;
+      const double delta = fd_step(x(k));
+      x_pert_ = x;
+      x_pert_(k) += delta;
+      if (!field(t, x_pert_, f_pert_)) return false;
+      block.col(j) = (f_pert_.segment(rows * d_, d_) - f_base_.segment(rows * d_, d_)) / delta;
+    }
+    return block.allFinite();
+  }
+
+  // ---- holonomic constraints g(q) = 0 -------------------------------------
+  bool constraint(const ConstVecRef& q, VecRef g) {
+    ++stats_.constraint_evals;
+    g_(q, g);
+    return g.allFinite();
+  }
+
+  /// G(q) = dg/dq (m x d): analytic, or forward differences of g (d calls).
+  bool constraint_grad(const ConstVecRef& q, MatRef G) {
+    if (G_) {
+      ++stats_.constraint_grad_evals;
+      G_(q, G);
+      return G.allFinite();
+    }
+    if (!constraint(q, g_base_)) return false;
+    for (int j = 0; j < d_; ++j) {
+      const double delta = fd_step(q(j));
+      q_pert_ = q;
+      q_pert_(j) += delta;
+      if (!constraint(q_pert_, g_pert_)) return false;
+      G.col(j) = (g_pert_ - g_base_) / delta;
+    }
+    ++stats_.fd_jacobians;
+    return G.allFinite();
+  }
+
+  /// Constraint Hessians as a d x (d m) matrix [H_1 ... H_m], H_k = d^2 g_k/dq^2.
+  bool constraint_hess(const ConstVecRef& q, MatRef H) {
+    ++stats_.constraint_hess_evals;
+    GH_(q, H);
+    return H.allFinite();
+  }
+
+  /// Forward-difference increment: sqrt(eps) relative, at least sqrt(eps).
+  static double fd_step(double xj) {
+    return std::sqrt(std::numeric_limits<double>::epsilon()) * std::max(1.0, std::abs(xj));
+  }
+
+ private:
+  int d_;
+  int m_ = 0;
+  Field field_;
+  Hessian hessian_;
+  Constraint g_;
+  ConstraintGrad G_;
+  ConstraintHess GH_;
+  Stats stats_;
+  Vec x_pert_, f_base_, f_pert_, g_base_, g_pert_, q_pert_;
+  Mat hess_;
+};
+
+}  // namespace odepkg
+
+#endif

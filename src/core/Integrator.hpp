@@ -1,0 +1,200 @@
+// Integrator.hpp — the one integration loop serving every stepper: fixed
+// steps, adaptive steps (step doubling + StepSizeController), output at every
+// step or exactly at requested times, an observer, an interrupt hook, counted
+// statistics, and a partial result with a message when a step fails.
+#ifndef ODEPKG_INTEGRATOR_HPP
+#define ODEPKG_INTEGRATOR_HPP
+
+#include "ErrorNorm.hpp"
+#include "InitialStep.hpp"
+#include "StepDoubling.hpp"
+#include "StepSizeController.hpp"
+#include "Stepper.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <string>
+
+namespace odepkg {
+
+/// Receives the output points; returns false to stop the integration.
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual bool operator()(double t, const Vec& x) = 0;
+};
+
+struct IntegratorOptions {
+  ErrorNorm norm;              ///< RelTol, AbsTol, NormControl
+  double initial_step = 0.0;   ///< 0: chosen automatically (adaptive mode)
+  double max_step = std::numeric_limits<double>::infinity();
+  double fixed_step = 0.0;     ///< > 0: fixed steps of this size (TimeStepSize)
+  StepSizeController::Options controller;
+};
+
+struct IntegrationResult {
+  enum class Outcome { Completed, StoppedByObserver, Failed } outcome = Outcome::Completed;
+  double t = 0.0;        ///< where the integration ended
+  std::string message;   ///< cause of a failure
+};
+
+class Integrator {
+ public:
+  using InterruptHook = std::function<void()>;
+
+  Integrator(Stepper& stepper, IntegratorOptions opts)
+      : stepper_(stepper),
+        problem_(stepper.problem()),
+        opts_(std::move(opts)),
+        doubling_(stepper),
+        controller_(stepper.order(), with_max_step(opts_)),
+        cur_(problem_.state_size()),
+        next_(problem_.state_size()) {}
+
+  /// Integrate from times(0) to times(end).  With two times, every accepted
+  /// step is output; with more, exactly those times are.  `f0` = f(t0, x0) if
+  /// the caller already has it.
+  IntegrationResult run(const ConstVecRef& times, const ConstVecRef& x0, Observer& observer,
+                        const InterruptHook& interrupt = nullptr, const Vec* f0 = nullptr) {
+    const Eigen::Index nt = times.size();
+    if (nt < 2) throw InputError("invalidInput", "at least two times are needed");
+    const double direction = times(nt - 1) >= times(0) ? 1.0 : -1.0;
+    const bool every_step = nt == 2;
+    cur_.set(times(0), x0);
+    if (f0) {
+      cur_.force = f0->tail(problem_.dim());
+      cur_.has_force = true;
+    }
+    IntegrationResult res;
+    res.t = cur_.t;
+    if (!observer(cur_.t, cur_.x)) return stopped(res);
+
+    Stats& st = problem_.stats();
+    const bool fixed = opts_.fixed_step > 0.0;
+    double h = 0.0;
+    if (!fixed) {
+      h = opts_.initial_step > 0.0 ? opts_.initial_step : automatic_initial_step(direction, f0);
+      h = direction * std::min(h, opts_.max_step);
+    }
+    bool after_rejection = false;
+    for (Eigen::Index k = 1; k < nt; ++k) {
+      const double target = times(k);
+      if (fixed) {
+        // n equal-size-h steps, the last one ending exactly on target.
+        const double span = target - cur_.t;
+        const double hs = direction * opts_.fixed_step;
+        const long n = std::max(1L, static_cast<long>(std::ceil(span / hs - 1e-9)));
+        const double t_start = cur_.t;
+        for (long i = 1; i <= n; ++i) {
+          if (interrupt) interrupt();
+          const double t_end = i == n ? target : t_start + i * hs;
+          const StepStatus s = stepper_.step(cur_, t_end - cur_.t, next_);
+          if (s != StepStatus::Success) return failed(res, s);
+          next_.t = t_end;
+          advance();
+          ++st.steps;
+          if ((every_step || i == n) && !observer(cur_.t, cur_.x)) return stopped(res);
+        }
+        continue;
+      }
+      // Adaptive steps up to target.
+      while (direction * (target - cur_.t) > 0.0) {
+        if (interrupt) interrupt();
+        double h_try = h;
+        const double remaining = target - cur_.t;
+        const bool lands = direction * (cur_.t + 1.01 * h - target) >= 0.0;
+        if (lands) h_try = remaining;
+        const double min_step = 16.0 * std::numeric_limits<double>::epsilon() *
+                                std::max(std::abs(cur_.t), std::abs(target));
+        if (std::abs(h_try) < min_step) {
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g",
+                        std::abs(h_try), min_step, cur_.t);
+          res.outcome = IntegrationResult::Outcome::Failed;
+          res.message = buf;
+          res.t = cur_.t;
+          return res;
+        }
+        const StepStatus s = doubling_.attempt(cur_, h_try, next_);
+        if (s != StepStatus::Success) {
+          ++st.rejected;
+          ++st.failed_solves;
+          last_failure_ = s;
+          stepper_.reset();
+          h = 0.5 * h_try;
+          after_rejection = true;
+          continue;
+        }
+        const double err = opts_.norm(doubling_.error(), next_.x, cur_.x);
+        if (!controller_.accept(err)) {
+          ++st.rejected;
+          h = controller_.next(h_try, err, true);
+          after_rejection = true;
+          continue;
+        }
+        const double h_new = controller_.next(h_try, err, after_rejection);
+        h = lands ? std::copysign(std::max(std::abs(h_new), std::abs(h)), h) : h_new;
+        after_rejection = false;
+        if (lands) next_.t = target;
+        advance();
+        ++st.steps;
+        if ((every_step || lands) && !observer(cur_.t, cur_.x)) return stopped(res);
+      }
+    }
+    res.t = cur_.t;
+    return res;
+  }
+
+  const Point& current() const { return cur_; }
+
+ private:
+  static StepSizeController::Options with_max_step(const IntegratorOptions& o) {
+    StepSizeController::Options c = o.controller;
+    c.max_step = o.max_step;
+    return c;
+  }
+
+  double automatic_initial_step(double direction, const Vec* f0) {
+    Vec f(problem_.state_size());
+    if (f0)
+      f = *f0;
+    else if (!problem_.field(cur_.t, cur_.x, f))
+      return 1e-6;
+    cur_.force = f.tail(problem_.dim());
+    cur_.has_force = true;
+    return initial_step(problem_, opts_.norm, stepper_.order(), cur_.t, cur_.x, f, direction);
+  }
+
+  void advance() {
+    std::swap(cur_, next_);
+  }
+
+  IntegrationResult stopped(IntegrationResult& r) {
+    r.outcome = IntegrationResult::Outcome::StoppedByObserver;
+    r.t = cur_.t;
+    return r;
+  }
+
+  IntegrationResult failed(IntegrationResult& r, StepStatus s) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s in the step from t = %.17g", describe(s), cur_.t);
+    r.outcome = IntegrationResult::Outcome::Failed;
+    r.message = buf;
+    r.t = cur_.t;
+    return r;
+  }
+
+  Stepper& stepper_;
+  HamiltonianProblem& problem_;
+  IntegratorOptions opts_;
+  StepDoubling doubling_;
+  StepSizeController controller_;
+  Point cur_, next_;
+  StepStatus last_failure_ = StepStatus::Success;
+};
+
+}  // namespace odepkg
+
+#endif

@@ -1,0 +1,143 @@
+// NewtonSolver.hpp — (simplified) Newton iteration for F(y) = 0 that keeps its
+// LU factorization across iterations and across solves while convergence is
+// fast, and refreshes the Jacobian only when the contraction rate degrades
+// (Hairer & Wanner, Solving ODEs II, §IV.8).  All storage is sized once.
+#ifndef ODEPKG_NEWTON_SOLVER_HPP
+#define ODEPKG_NEWTON_SOLVER_HPP
+
+#include "Stats.hpp"
+#include "Types.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace odepkg {
+
+struct NewtonOptions {
+  double tol = 1e-12;          ///< on max_i |dy_i| / max(1, |y_i|)
+  int max_iterations = 30;     ///< per solve
+  bool reuse_factorization = true;  ///< false: full Newton, J refreshed every iteration
+  double refresh_rate = 0.5;   ///< contraction rate above which J is refreshed next solve
+};
+
+class NewtonSolver {
+ public:
+  using Options = NewtonOptions;
+
+
+  NewtonSolver(int n, Stats* stats, Options opts = Options())
+      : n_(n), opts_(opts), stats_(stats), r_(n), dy_(n), y0_(n), jac_(n, n), lu_(n) {}
+
+  void set_options(const Options& o) { opts_ = o; }
+  const Options& options() const { return opts_; }
+
+  /// Factorize a Jacobian the caller already has (e.g. rescaled for a new
+  /// step size), to be reused by the next solves.
+  void set_jacobian(const Eigen::Ref<const Mat>& jac) {
+    if (stats_) ++stats_->lu_factorizations;
+    jac_ = jac;
+    lu_.compute(jac_);
+    have_lu_ = true;
+  }
+
+  /// Forget the factorization (the Jacobian changed, e.g. with the step size).
+  void invalidate() { have_lu_ = false; }
+  bool has_factorization() const { return have_lu_; }
+
+  int last_iterations() const { return last_iterations_; }
+  double last_rate() const { return last_rate_; }
+  /// F at the last iterate.
+  const Vec& residual() const { return r_; }
+
+  /// Solve F(y) = 0 starting from y.  `F(y, r)` and `J(y, jac)` return false
+  /// on non-finite values.  On success, the last call of F was at the returned y.
+  template <class Residual, class Jacobian>
+  StepStatus solve(Residual&& F, Jacobian&& J, VecRef y) {
+    if (stats_) ++stats_->newton_solves;
+    y0_ = y;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      bool fresh = false;
+      if (attempt == 1) y = y0_;  // restart from the guess with a fresh Jacobian
+      if (!F(y, r_)) return fail(StepStatus::NonFinite);
+      if (!have_lu_ || !opts_.reuse_factorization || attempt == 1) {
+        if (!refactor(J, y)) return fail(StepStatus::NonFinite);
+        fresh = true;
+      }
+      double prev = std::numeric_limits<double>::infinity();
+      int it = 0;
+      while (it < opts_.max_iterations) {
+        if (it > 0 && !opts_.reuse_factorization && !refactor(J, y)) break;
+        dy_.noalias() = lu_.solve(r_);
+        y -= dy_;
+        ++it;
+        count_iteration();
+        const double nd = scaled_norm(y);
+        if (!std::isfinite(nd) || !F(y, r_)) break;
+        const double theta = nd / prev;
+        last_rate_ = (it > 1) ? theta : 0.0;
+        if (nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol)) {
+          finish(it);
+          if (opts_.reuse_factorization && it > 1 && theta > opts_.refresh_rate) have_lu_ = false;
+          return StepStatus::Success;
+        }
+        if (it > 1 && theta >= 1.0) break;  // not contracting
+        prev = nd;
+      }
+      finish(it);
+      // A stale factorization may be to blame: retry once with a fresh Jacobian.
+      if (fresh) break;
+    }
+    return give_up();
+  }
+
+ private:
+  StepStatus give_up() {
+    have_lu_ = false;
+    return StepStatus::NewtonDiverged;
+  }
+  StepStatus fail(StepStatus s) {
+    have_lu_ = false;
+    return s;
+  }
+
+  template <class Jacobian>
+  bool refactor(Jacobian&& J, const ConstVecRef& y) {
+    if (stats_) ++stats_->lu_factorizations;
+    if (!J(y, jac_) || !jac_.allFinite()) {
+      have_lu_ = false;
+      return false;
+    }
+    lu_.compute(jac_);
+    have_lu_ = true;
+    return true;
+  }
+
+  double scaled_norm(const ConstVecRef& y) const {
+    double s = 0.0;
+    for (int i = 0; i < n_; ++i) s = std::max(s, std::abs(dy_(i)) / std::max(1.0, std::abs(y(i))));
+    return s;
+  }
+
+  void count_iteration() {
+    if (stats_) ++stats_->newton_iterations;
+  }
+  void finish(int it) {
+    last_iterations_ = it;
+    if (stats_) stats_->newton_max_iterations = std::max<long>(stats_->newton_max_iterations, it);
+  }
+
+  int n_;
+  Options opts_;
+  Stats* stats_;
+  Vec r_, dy_, y0_;
+  Mat jac_;
+  Eigen::PartialPivLU<Mat> lu_;
+  bool have_lu_ = false;
+  int last_iterations_ = 0;
+  double last_rate_ = 0.0;
+};
+
+}  // namespace odepkg
+
+#endif

@@ -1,0 +1,34 @@
+// Stats.hpp — counters reported through the `Stats` option.
+#ifndef ODEPKG_STATS_HPP
+#define ODEPKG_STATS_HPP
+
+namespace odepkg {
+
+struct Stats {
+  long steps = 0;              ///< accepted steps
+  long rejected = 0;           ///< rejected attempts (error too large or step failure)
+  long failed_solves = 0;      ///< step attempts whose nonlinear solve failed
+  long field_evals = 0;        ///< calls of f(t, [q; p])
+  long hessian_evals = 0;      ///< calls of HamiltonianHessFcn
+  long constraint_evals = 0;   ///< calls of ConstraintFcn
+  long constraint_grad_evals = 0;  ///< calls of ConstraintGradFcn
+  long constraint_hess_evals = 0;  ///< calls of ConstraintHessFcn
+  long newton_solves = 0;      ///< nonlinear systems solved
+  long newton_iterations = 0;  ///< total Newton iterations
+  long newton_max_iterations = 0;  ///< largest iteration count of one solve
+  long jacobian_evals = 0;     ///< Jacobians formed (analytic or finite differences)
+  long fd_jacobians = 0;       ///< ... of which by finite differences
+  long lu_factorizations = 0;  ///< LU decompositions
+  long rank_deficient = 0;     ///< rank-deficient multiplier systems met
+  double max_constraint_residual = 0.0;  ///< max |g(q)| over the output
+  double max_hidden_residual = 0.0;      ///< max |G(q) H_p| over the output
+
+  long user_calls() const {
+    return field_evals + hessian_evals + constraint_evals +
+           constraint_grad_evals + constraint_hess_evals;
+  }
+};
+
+}  // namespace odepkg
+
+#endif

@@ -1,0 +1,67 @@
+// Stepper.hpp — the one-step map interface shared by every method.
+#ifndef ODEPKG_STEPPER_HPP
+#define ODEPKG_STEPPER_HPP
+
+#include "HamiltonianProblem.hpp"
+#include "Types.hpp"
+
+namespace odepkg {
+
+/// A point of the trajectory with the stepper's cached force.
+///
+/// `force` holds the p-part of f (that is -dH/dq, or the acceleration a for
+/// velocity Verlet) at `x`, valid when `has_force`.  Explicit methods for
+/// separable H produce it at the end of a step and reuse it at the start of
+/// the next one ("first same as last"), so each step evaluates f only as often
+/// as the method needs.
+struct Point {
+  double t = 0.0;
+  Vec x;
+  Vec force;
+  bool has_force = false;
+
+  Point() = default;
+  explicit Point(int state_size) : x(state_size), force(state_size / 2) {}
+  void set(double t_, const ConstVecRef& x_) {
+    t = t_;
+    x = x_;
+    has_force = false;
+  }
+};
+
+class Stepper {
+ public:
+  explicit Stepper(HamiltonianProblem& problem) : problem_(problem) {}
+  virtual ~Stepper() = default;
+  Stepper(const Stepper&) = delete;
+  Stepper& operator=(const Stepper&) = delete;
+
+  virtual const char* name() const = 0;
+  /// Classical order p of the method (local error O(h^{p+1})).
+  virtual int order() const = 0;
+
+  /// One step of size h (of either sign) from `from` to `to`.  May fill
+  /// `from.force` if it was missing.  Must not allocate.
+  virtual StepStatus step(Point& from, double h, Point& to) = 0;
+
+  /// Drop cached factorizations and guesses (after a rejected step, say).
+  virtual void reset() {}
+
+  HamiltonianProblem& problem() { return problem_; }
+
+ protected:
+  /// Fill from.force = f_p(t, x) if absent, using `work` (size 2d).
+  bool ensure_force(Point& from, VecRef work) {
+    if (from.has_force) return true;
+    if (!problem_.field(from.t, from.x, work)) return false;
+    from.force = work.tail(problem_.dim());
+    from.has_force = true;
+    return true;
+  }
+
+  HamiltonianProblem& problem_;
+};
+
+}  // namespace odepkg
+
+#endif

@@ -1,0 +1,47 @@
+// Types.hpp — vector/matrix aliases, step statuses and the typed fatal errors
+// of the core.  Expected numerical failures are statuses the loop handles;
+// fatal problems are exceptions the bindings map to Octave errors.
+#ifndef ODEPKG_TYPES_HPP
+#define ODEPKG_TYPES_HPP
+
+#include "EigenConfig.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace odepkg {
+
+using Vec = Eigen::VectorXd;
+using Mat = Eigen::MatrixXd;
+using VecRef = Eigen::Ref<Vec>;
+using ConstVecRef = Eigen::Ref<const Vec>;
+using MatRef = Eigen::Ref<Mat>;
+
+/// Outcome of one step attempt.  Anything but Success is recoverable by a
+/// smaller step in adaptive mode and ends a fixed-step run.
+enum class StepStatus {
+  Success,
+  NewtonDiverged,   ///< Newton did not converge within its iteration budget
+  NonFinite,        ///< a NaN/Inf appeared in the state or in a callback
+};
+
+inline const char* describe(StepStatus s) {
+  switch (s) {
+    case StepStatus::Success: return "success";
+    case StepStatus::NewtonDiverged: return "Newton iteration did not converge";
+    case StepStatus::NonFinite: return "non-finite value in the state or in a user function";
+  }
+  return "unknown status";
+}
+
+/// Fatal error caused by the user's input or callbacks (wrong sizes, ...).
+/// `id` is the suffix of the Octave identifier "odepkg:<id>".
+struct InputError : std::runtime_error {
+  InputError(std::string id_, const std::string& msg)
+      : std::runtime_error(msg), id(std::move(id_)) {}
+  std::string id;
+};
+
+}  // namespace odepkg
+
+#endif
