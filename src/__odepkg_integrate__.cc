@@ -1,0 +1,123 @@
+// __odepkg_integrate__ — the whole time loop of every odepkg solver in one
+// compiled call: the m-file drivers validate and shape, this runs.
+#include "EigenConfig.hpp"
+#include "binding/Conversions.h"
+#include "binding/ErrorGuard.h"
+#include "binding/OctaveCallbacks.h"
+#include "binding/OutputCollector.h"
+#include "binding/Settings.h"
+#include "binding/StepperFactory.h"
+
+#include <octave/oct.h>
+#include <octave/quit.h>
+
+using namespace odepkg;
+using namespace odepkg::binding;
+
+DEFUN_DLD (__odepkg_integrate__, args, ,
+           "-*- texinfo -*-\n\
+@deftypefn {} {[@var{t}, @var{y}, @var{stats}, @var{ok}, @var{msg}] =} __odepkg_integrate__ (@var{method}, @var{fcn}, @var{times}, @var{y0}, @var{options}, @var{extra})\n\
+Internal: integrate with the compiled stepper @var{method} from @var{times}(1)\n\
+to @var{times}(end).  With two @var{times} every accepted step is output, with\n\
+more exactly those times.  Fixed steps when @var{options}.TimeStepSize is set,\n\
+else adaptive steps by step doubling.  @var{extra} is a cell of extra arguments\n\
+passed to every user function.  On a failure midway, @var{ok} is false,\n\
+@var{msg} says why and the outputs hold the solution computed so far.\n\
+Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
+@end deftypefn")
+{
+  static const char* who = "__odepkg_integrate__";
+  return guarded (who, [&] () -> octave_value_list {
+    if (args.length () != 6)
+      print_usage ();
+    if (! args(0).is_string ())
+      error_with_id ("odepkg:invalidInput", "%s: METHOD must be a string", who);
+    const std::string method = args(0).string_value ();
+    if (! args(1).is_function_handle () && ! args(1).is_inline_function ())
+      error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle", who);
+    if (! args(2).isnumeric () || ! args(2).isreal () || args(2).numel () < 2)
+      error_with_id ("odepkg:invalidInput", "%s: TIMES must be a real vector of at least two times", who);
+    const NDArray ta = args(2).array_value ();
+    Vec times (ta.numel ());
+    for (octave_idx_type i = 0; i < ta.numel (); ++i)
+      times(i) = ta(i);
+    const Vec x0 = state_vector (args(3), who, "Y0");
+    if (! args(5).iscell ())
+      error_with_id ("odepkg:invalidInput", "%s: EXTRA must be a cell", who);
+    const octave_value_list extra (args(5).cell_value ());
+
+    const int n = x0.size ();
+    Settings s = read_settings (args(4), who, n);
+    s.fns.f = args(1);
+    OctaveProblem op (s.fns, n / 2, extra, who);
+    HamiltonianProblem& problem = op.problem ();
+    std::unique_ptr<Stepper> stepper = make_stepper (method, problem, s);
+
+    // f(t0, y0) once: checks size and finiteness, and seeds the force cache.
+    Vec f0 (n);
+    if (! problem.field (times(0), x0, f0))
+      error_with_id ("odepkg:nonFiniteFcn", "%s: the ODE function returned a non-finite value at t0 = %g",
+                     who, times(0));
+
+    std::size_t expected = times.size () > 2 ? times.size () : 1024;
+    if (s.integrator.fixed_step > 0 && times.size () == 2)
+      expected = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
+    OutputCollector out (s, extra, std::min<std::size_t> (expected, 10000000));
+    Integrator integrator (*stepper, s.integrator);
+    const IntegrationResult res
+      = integrator.run (times, x0, out, [] () { octave_quit (); }, &f0);
+
+    octave_value_list r (5);
+    r(0) = out.times ();
+    r(1) = out.states ();
+    r(2) = stats_struct (problem.stats ());
+    r(3) = res.outcome != IntegrationResult::Outcome::Failed;
+    r(4) = res.message;
+    return r;
+  });
+}
+
+/*
+%!shared f
+%! f = @(t, x) [x(2); -x(1)];
+%!test
+%! ## harmonic oscillator, Störmer–Verlet fixed steps: closed form cos/sin
+%! o = struct ("TimeStepSize", 1e-3, "Explicit", "yes");
+%! [t, y, st, ok] = __odepkg_integrate__ ("stormer_verlet", f, [0 1], [1; 0], o, {});
+%! assert (ok);
+%! assert (t(end), 1, 1e-15);
+%! assert (numel (t), 1001);
+%! assert (y(end, :), [cos(1), -sin(1)], 1e-6);
+%! assert (st.nsteps, 1000);
+%! assert (st.nfevals, 2 * 1000 + 1);
+%!test
+%! ## requested output times are hit exactly
+%! o = struct ("RelTol", 1e-8, "AbsTol", 1e-10);
+%! [t, y, ~, ok] = __odepkg_integrate__ ("velocity_verlet", f, [0 0.5 1 2], [1; 0], o, {});
+%! assert (ok);
+%! assert (t, [0; 0.5; 1; 2]);
+%! assert (y(:, 1), cos (t), 1e-6);
+%!test
+%! ## extra arguments reach the user function
+%! g = @(t, x, k) [x(2); -k * x(1)];
+%! o = struct ("TimeStepSize", 1e-3);
+%! [t, y] = __odepkg_integrate__ ("velocity_verlet", g, [0 1], [1; 0], o, {4});
+%! assert (y(end, 1), cos (2), 1e-5);
+%!error <even length> __odepkg_integrate__ ("stormer_verlet", f, [0 1], [1; 0; 1], struct (), {})
+%!error <finite> __odepkg_integrate__ ("stormer_verlet", f, [0 1], [1; NaN], struct (), {})
+%!error <unknown method> __odepkg_integrate__ ("no_such", f, [0 1], [1; 0], struct (), {})
+%!error <must return a real column vector> __odepkg_integrate__ ("stormer_verlet", @(t, x) 1, [0 1], [1; 0], struct (), {})
+%!error <RelTol> __odepkg_integrate__ ("stormer_verlet", f, [0 1], [1; 0], struct ("RelTol", -1), {})
+%!error <non-finite> __odepkg_integrate__ ("stormer_verlet", @(t, x) [NaN; 0], [0 1], [1; 0], struct (), {})
+%!error <Invalid call> __odepkg_integrate__ ()
+%!test
+%! ## an error inside the user's function keeps its identifier
+%! g = @(t, x) error ("mine:oops", "user failure");
+%! try
+%!   __odepkg_integrate__ ("stormer_verlet", g, [0 1], [1; 0], struct (), {});
+%!   error ("no error raised");
+%! catch err
+%!   assert (err.identifier, "mine:oops");
+%!   assert (err.message, "user failure");
+%! end_try_catch
+*/

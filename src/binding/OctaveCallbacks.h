@@ -1,0 +1,116 @@
+// OctaveCallbacks.h — the user's function handles as core callbacks.  Each
+// call goes through octave::feval with the extra arguments appended, and its
+// result is checked (class, size) before it is copied into the core's buffer.
+#ifndef ODEPKG_BINDING_OCTAVE_CALLBACKS_H
+#define ODEPKG_BINDING_OCTAVE_CALLBACKS_H
+
+#include "EigenConfig.hpp"
+#include "HamiltonianProblem.hpp"
+
+#include <octave/oct.h>
+#include <octave/parse.h>
+
+#include <string>
+
+namespace odepkg::binding {
+
+/// Calls one user function with (t, x, extra...) or (x, extra...).
+class UserFunction {
+ public:
+  UserFunction(octave_value fcn, const octave_value_list& extra, std::string who,
+               std::string option, bool with_time)
+      : fcn_(std::move(fcn)), who_(std::move(who)), option_(std::move(option)), with_time_(with_time) {
+    const int k = with_time ? 2 : 1;
+    args_.resize(k + extra.length());
+    for (int i = 0; i < extra.length(); ++i) args_(k + i) = extra(i);
+  }
+
+  /// Evaluates and returns the first output as an NDArray of exactly `numel`
+  /// real elements (else an odepkg:badFcnOutput error naming the option).
+  const double* call(double t, const ConstVecRef& x, octave_idx_type numel, const char* shape) {
+    ColumnVector xo(x.size());
+    std::copy(x.data(), x.data() + x.size(), xo.fortran_vec());
+    int k = 0;
+    if (with_time_) args_(k++) = t;
+    args_(k) = xo;
+    octave_value_list r = octave::feval(fcn_, args_, 1);
+    if (r.length() < 1 || r(0).isempty() || !(r(0).isnumeric() || r(0).islogical()) ||
+        r(0).iscomplex() || r(0).numel() != numel)
+      error_with_id("odepkg:badFcnOutput", "%s: %s must return a real %s (%ld elements)%s",
+                    who_.c_str(), option_.c_str(), shape, static_cast<long>(numel),
+                    describe_result(r).c_str());
+    result_ = r(0).array_value();
+    return result_.data();
+  }
+
+ private:
+  static std::string describe_result(const octave_value_list& r) {
+    if (r.length() < 1) return ", but returned nothing";
+    const dim_vector dv = r(0).dims();
+    std::string s = ", but returned a " + dv.str() + " " + r(0).class_name();
+    if (r(0).iscomplex()) s += " (complex)";
+    return s;
+  }
+
+  octave_value fcn_;
+  std::string who_, option_;
+  bool with_time_;
+  octave_value_list args_;
+  NDArray result_;
+};
+
+/// The octave_value handles of one problem, as read from the options.
+struct UserFunctions {
+  octave_value f, hessian, g, G, GH;
+  int m = 0;
+};
+
+/// Builds the core problem; the UserFunction objects live as long as it does.
+class OctaveProblem {
+ public:
+  OctaveProblem(const UserFunctions& u, int d, const octave_value_list& extra, const std::string& who)
+      : f_(u.f, extra, who, "the ODE function F", true),
+        hess_(u.hessian, extra, who, "HamiltonianHessFcn", true),
+        g_(u.g, extra, who, "ConstraintFcn", false),
+        G_(u.G, extra, who, "ConstraintGradFcn", false),
+        GH_(u.GH, extra, who, "ConstraintHessFcn", false),
+        problem_(d, [this, d](double t, const ConstVecRef& x, VecRef dx) {
+          dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, "column vector [dH/dp; -dH/dq]"), 2 * d);
+        }) {
+    if (u.hessian.is_defined())
+      problem_.set_hessian([this, d](double t, const ConstVecRef& x, MatRef H) {
+        H = Eigen::Map<const Mat>(hess_.call(t, x, 4 * d * d, "2d-by-2d matrix"), 2 * d, 2 * d);
+      });
+    if (u.m > 0) {
+      const int m = u.m;
+      HamiltonianProblem::ConstraintGrad G;
+      HamiltonianProblem::ConstraintHess GH;
+      if (u.G.is_defined())
+        G = [this, m, d](const ConstVecRef& q, MatRef out) {
+          out = Eigen::Map<const Mat>(G_.call(0.0, q, m * d, "m-by-d matrix"), m, d);
+        };
+      if (u.GH.is_defined())
+        GH = [this, m, d](const ConstVecRef& q, MatRef out) {
+          out = Eigen::Map<const Mat>(GH_.call(0.0, q, m * d * d, "d-by-d-by-m array"), d, d * m);
+        };
+      problem_.set_constraints(
+          m,
+          [this, m](const ConstVecRef& q, VecRef out) {
+            out = Eigen::Map<const Vec>(g_.call(0.0, q, m, "vector of ConstraintsNb elements"), m);
+          },
+          G, GH);
+    }
+  }
+  OctaveProblem(const OctaveProblem&) = delete;
+  OctaveProblem& operator=(const OctaveProblem&) = delete;
+
+  HamiltonianProblem& problem() { return problem_; }
+
+ private:
+  UserFunction f_, hess_, g_, G_, GH_;
+  HamiltonianProblem problem_;
+};
+
+}  // namespace odepkg::binding
+
+#endif

@@ -1,0 +1,155 @@
+// Settings.h — reads an odeset-style options struct into the core's settings.
+// The m-file drivers validate first and give the friendlier messages; this is
+// the second line of defence for the compiled steppers called directly.
+#ifndef ODEPKG_BINDING_SETTINGS_H
+#define ODEPKG_BINDING_SETTINGS_H
+
+#include "Integrator.hpp"
+#include "NewtonSolver.hpp"
+#include "OctaveCallbacks.h"
+
+#include <octave/oct.h>
+
+#include <cmath>
+#include <string>
+
+namespace odepkg::binding {
+
+struct Settings {
+  UserFunctions fns;
+  bool explicit_scheme = false;
+  NewtonOptions newton;
+  IntegratorOptions integrator;
+  int q_dofs = 0, p_dofs = 0;
+  octave_value output_fcn;
+  Array<octave_idx_type> output_sel;  ///< zero-based; empty: all components
+};
+
+class OptionReader {
+ public:
+  OptionReader(const octave_value& opts, std::string who) : who_(std::move(who)) {
+    if (opts.is_defined() && !opts.isempty()) {
+      if (!opts.isstruct() || opts.numel() != 1)
+        error_with_id("odepkg:invalidOption", "%s: OPTIONS must be a scalar struct (from odeset or odepkgset)",
+                      who_.c_str());
+      map_ = opts.scalar_map_value();
+    }
+  }
+
+  bool has(const char* name) const {
+    return map_.isfield(name) && !map_.getfield(name).isempty();
+  }
+  octave_value get(const char* name) const { return has(name) ? map_.getfield(name) : octave_value(); }
+
+  double real_scalar(const char* name, double dflt, bool positive) const {
+    if (!has(name)) return dflt;
+    const octave_value v = map_.getfield(name);
+    if (!v.isreal() || !v.is_scalar_type() || !(v.isnumeric() || v.islogical()))
+      bad(name, "a real scalar");
+    const double x = v.double_value();
+    if (!std::isfinite(x) && !(std::isinf(x) && x > 0)) bad(name, "a finite real scalar");
+    if (positive && !(x > 0)) bad(name, "a positive real scalar");
+    return x;
+  }
+
+  int integer(const char* name, int dflt, int min_value) const {
+    if (!has(name)) return dflt;
+    const double x = real_scalar(name, dflt, false);
+    if (x != std::round(x) || x < min_value || x > 1e9) {
+      const std::string what = "an integer >= " + std::to_string(min_value);
+      bad(name, what.c_str());
+    }
+    return static_cast<int>(x);
+  }
+
+  bool flag(const char* name, bool dflt) const {
+    if (!has(name)) return dflt;
+    const octave_value v = map_.getfield(name);
+    if (v.is_string()) {
+      const std::string s = v.string_value();
+      if (s == "yes" || s == "on" || s == "true") return true;
+      if (s == "no" || s == "off" || s == "false") return false;
+    } else if ((v.islogical() || v.isnumeric()) && v.is_scalar_type() && v.isreal()) {
+      return v.double_value() != 0;
+    }
+    bad(name, "\"yes\" or \"no\" (or a logical scalar)");
+    return dflt;
+  }
+
+  octave_value function(const char* name) const {
+    if (!has(name)) return octave_value();
+    const octave_value v = map_.getfield(name);
+    if (!v.is_function_handle() && !v.is_inline_function()) bad(name, "a function handle");
+    return v;
+  }
+
+  [[noreturn]] void bad(const char* name, const char* what) const {
+    error_with_id("odepkg:invalidOption", "%s: option \"%s\" must be %s", who_.c_str(), name, what);
+  }
+
+ private:
+  std::string who_;
+  octave_scalar_map map_;
+};
+
+/// All settings of a solver for a state of size n = 2d.
+inline Settings read_settings(const octave_value& opts, const std::string& who, int n) {
+  OptionReader r(opts, who);
+  Settings s;
+  s.explicit_scheme = r.flag("Explicit", false);
+  s.fns.hessian = r.function("HamiltonianHessFcn");
+  s.fns.g = r.function("ConstraintFcn");
+  s.fns.G = r.function("ConstraintGradFcn");
+  s.fns.GH = r.function("ConstraintHessFcn");
+  s.fns.m = r.integer("ConstraintsNb", 0, 1);
+  s.newton.tol = r.real_scalar("NewtonTol", s.newton.tol, true);
+  s.newton.max_iterations = r.integer("MaxNewtonIterations", s.newton.max_iterations, 1);
+
+  IntegratorOptions& io = s.integrator;
+  io.norm.rel_tol = r.real_scalar("RelTol", 1e-3, true);
+  if (r.has("AbsTol")) {
+    const octave_value a = r.get("AbsTol");
+    if (!a.isnumeric() || !a.isreal() || (a.numel() != 1 && a.numel() != n))
+      r.bad("AbsTol", "a positive scalar or a vector with one entry per state component");
+    const NDArray v = a.array_value();
+    io.norm.abs_tol.resize(v.numel());
+    for (octave_idx_type i = 0; i < v.numel(); ++i) {
+      if (!(v(i) > 0) || !std::isfinite(v(i))) r.bad("AbsTol", "positive and finite");
+      io.norm.abs_tol(i) = v(i);
+    }
+  }
+  io.norm.norm_control = r.flag("NormControl", false);
+  io.initial_step = r.real_scalar("InitialStep", 0.0, true);
+  io.max_step = r.real_scalar("MaxStep", io.max_step, true);
+  io.fixed_step = r.real_scalar("TimeStepSize", 0.0, true);
+  s.q_dofs = r.integer("Q_DoFs", 0, 2);
+  s.p_dofs = r.integer("P_DoFs", 0, 1);
+  s.output_fcn = r.function("OutputFcn");
+  if (r.has("OutputSel")) {
+    const octave_value v = r.get("OutputSel");
+    if (!v.isnumeric() || !v.isreal()) r.bad("OutputSel", "a vector of state indices");
+    const NDArray a = v.array_value();
+    s.output_sel.resize(dim_vector(a.numel(), 1));
+    for (octave_idx_type i = 0; i < a.numel(); ++i) {
+      if (a(i) != std::round(a(i)) || a(i) < 1 || a(i) > n)
+        r.bad("OutputSel", "a vector of indices between 1 and numel (Y0)");
+      s.output_sel(i) = static_cast<octave_idx_type>(a(i)) - 1;
+    }
+  }
+  const bool any_constraint = s.fns.g.is_defined() || s.fns.G.is_defined() || s.fns.GH.is_defined();
+  if (any_constraint && !s.fns.g.is_defined())
+    error_with_id("odepkg:invalidOption", "%s: ConstraintGradFcn/ConstraintHessFcn need ConstraintFcn",
+                  who.c_str());
+  if (s.fns.g.is_defined() && s.fns.m == 0)
+    error_with_id("odepkg:invalidOption", "%s: option \"ConstraintsNb\" must give the number of constraints",
+                  who.c_str());
+  if (s.fns.m >= n / 2)
+    error_with_id("odepkg:invalidOption",
+                  "%s: option \"ConstraintsNb\" (%d) must be smaller than the dimension of q (%d)",
+                  who.c_str(), s.fns.m, n / 2);
+  return s;
+}
+
+}  // namespace odepkg::binding
+
+#endif
