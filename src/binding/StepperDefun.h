@@ -1,0 +1,77 @@
+// StepperDefun.h — the body shared by the compiled steppers with Octave's
+// stepper calling convention (as runge_kutta_45_dorpri):
+//   [t_next, x_next, x_est, k] = stepper (f, t, x, dt, options, k_vals, t_next)
+// x_next: one step of dt.  x_est (computed only when asked): two steps of
+// dt/2, so (x_est - x_next) / (2^p - 1) estimates the local error of x_est.
+// k: the force cache at x_next (the p-part of f, or the acceleration), which
+// can be passed back as k_vals to save a call of f.  Extra arguments of f are
+// read from options.funarguments (a cell), as Octave's steppers do.
+#ifndef ODEPKG_BINDING_STEPPER_DEFUN_H
+#define ODEPKG_BINDING_STEPPER_DEFUN_H
+
+#include "Conversions.h"
+#include "ErrorGuard.h"
+#include "OctaveCallbacks.h"
+#include "Settings.h"
+#include "StepperFactory.h"
+
+namespace odepkg::binding {
+
+inline octave_value_list run_stepper(const char* method, const octave_value_list& args, int nargout) {
+  return guarded(method, [&]() -> octave_value_list {
+    if (args.length() < 4 || args.length() > 7) print_usage();
+    if (!args(0).is_function_handle() && !args(0).is_inline_function())
+      error_with_id("odepkg:invalidInput", "%s: F must be a function handle", method);
+    const double t = real_scalar(args(1), method, "T");
+    const Vec x = state_vector(args(2), method, "X");
+    const int n = x.size();
+    double dt = real_scalar(args(3), method, "DT");
+    const octave_value opts = args.length() > 4 ? args(4) : octave_value();
+    if (args.length() > 6 && !args(6).isempty()) dt = real_scalar(args(6), method, "T_NEXT") - t;
+    if (dt == 0) error_with_id("odepkg:invalidInput", "%s: the step DT must be nonzero", method);
+
+    octave_value_list extra;
+    if (opts.isstruct() && opts.numel() == 1 && opts.scalar_map_value().isfield("funarguments")) {
+      const octave_value fa = opts.scalar_map_value().getfield("funarguments");
+      if (!fa.iscell()) error_with_id("odepkg:invalidOption", "%s: options.funarguments must be a cell", method);
+      extra = octave_value_list(fa.cell_value());
+    }
+    Settings s = read_settings(opts, method, n);
+    s.fns.f = args(0);
+    OctaveProblem op(s.fns, n / 2, extra, method);
+    HamiltonianProblem& problem = op.problem();
+    std::unique_ptr<Stepper> stepper = make_stepper(method, problem, s);
+
+    Point from(n), to(n);
+    from.set(t, x);
+    if (args.length() > 5 && !args(5).isempty()) {
+      const octave_value& k = args(5);
+      if (!k.isnumeric() || !k.isreal() || k.numel() != n / 2)
+        error_with_id("odepkg:invalidInput", "%s: K_VALS must be the force vector returned by a previous step (%d elements)",
+                      method, n / 2);
+      const NDArray ka = k.array_value();
+      for (int i = 0; i < n / 2; ++i) from.force(i) = ka(i);
+      from.has_force = true;
+    }
+    StepStatus st = stepper->step(from, dt, to);
+    if (st != StepStatus::Success)
+      error_with_id("odepkg:stepFailed", "%s: %s in the step from t = %g", method, describe(st), t);
+    octave_value_list r(nargout > 1 ? nargout : 1);
+    r(0) = t + dt;
+    if (nargout > 1) r(1) = to_column(to.x);
+    if (nargout > 2) {
+      Point mid(n), est(n);
+      st = stepper->step(from, 0.5 * dt, mid);
+      if (st == StepStatus::Success) st = stepper->step(mid, 0.5 * dt, est);
+      if (st != StepStatus::Success)
+        error_with_id("odepkg:stepFailed", "%s: %s in the half steps from t = %g", method, describe(st), t);
+      r(2) = to_column(est.x);
+    }
+    if (nargout > 3) r(3) = to.has_force ? octave_value(to_column(to.force)) : octave_value(Matrix());
+    return r;
+  });
+}
+
+}  // namespace odepkg::binding
+
+#endif
