@@ -1,0 +1,191 @@
+## Copyright (C) 2026 The odepkg developers
+## SPDX-License-Identifier: GPL-3.0-or-later
+
+## -*- texinfo -*-
+## @deftypefn  {} {[@var{t}, @var{y}] =} odeSV (@var{fcn}, @var{tspan}, @var{y0})
+## @deftypefnx {} {[@var{t}, @var{y}] =} odeSV (@var{fcn}, @var{tspan}, @var{y0}, @var{opts})
+## @deftypefnx {} {[@var{t}, @var{y}] =} odeSV (@dots{}, @var{par1}, @var{par2}, @dots{})
+## @deftypefnx {} {@var{sol} =} odeSV (@dots{})
+## @deftypefnx {} {} odeSV (@dots{})
+## Solve Hamilton's equations q' = dH/dp, p' = -dH/dq with the Störmer–Verlet
+## method: order 2, symmetric and symplectic (Hairer, Lubich, Wanner,
+## @cite{Geometric Numerical Integration}, (VI.3.4)).  @var{y0} = [q0; p0] and
+## @code{@var{fcn} (@var{t}, [q; p])} returns [dH/dp; -dH/dq].
+##
+## With @qcode{"Explicit"}, @qcode{"yes"} (separable H = T(p) + V(q)) each step
+## costs two calls of @var{fcn}.  Otherwise (general H) each step solves two
+## nonlinear systems by Newton's method, with the Jacobian from
+## @qcode{"HamiltonianHessFcn"} when given (finite differences otherwise),
+## @qcode{"NewtonTol"} and @qcode{"MaxNewtonIterations"}.
+##
+## Time modes, as in odepkg:
+## @itemize
+## @item @var{tspan} = [t0 tf]: adaptive steps, the local error estimated by
+## step doubling (one step of h against two of h/2, the latter kept) and
+## controlled with @qcode{"RelTol"}, @qcode{"AbsTol"}, @qcode{"NormControl"},
+## @qcode{"InitialStep"} and @qcode{"MaxStep"} as in @code{ode45}; every
+## accepted step is output.  With @qcode{"TimeStepSize"} (or
+## @qcode{"TimeStepNumber"}) fixed steps instead, the last one shortened to
+## end on tf.  Fixed steps keep the long-time energy behaviour of a
+## symplectic method; variable steps give it up.
+## @item @var{tspan} with more than two times: output exactly at those times
+## (steps are shortened to land on them; no interpolation).
+## @item scalar @var{tspan} = t0 with @qcode{"TimeStepSize"} h and
+## @qcode{"TimeStepNumber"} N: N fixed steps, every one output.
+## @end itemize
+##
+## @var{opts} is a struct from @code{odepkgset} (or @code{odeset}).  Extra
+## arguments @var{par1}, @dots{} are passed to every user function.  The
+## outputs are those of @code{ode45}: a column @var{t} and one row of
+## @var{y} per time, or a struct @var{sol} with fields @code{x}, @code{y},
+## @code{solver} and @code{stats} (counted calls, steps, Newton iterations).
+## @qcode{"OutputFcn"}/@qcode{"OutputSel"} are honoured (@code{odeplot}
+## when there is no output argument); @qcode{"Stats"}, @qcode{"on"} prints
+## the counts.  If a step fails midway (Newton diverges, step size
+## underflow, non-finite values), the solution computed so far is returned
+## with a warning @code{odepkg:integrationFailed} naming t and the cause.
+##
+## Example:
+## @example
+## kepler = @@(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+## e = 0.6;  y0 = [1 - e; 0; 0; sqrt((1 + e) / (1 - e))];
+## opts = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 10000, "Explicit", "yes");
+## [t, y] = odeSV (kepler, 0, y0, opts);
+## H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
+## max (abs (H - H(1)))   # bounded, no drift
+## @end example
+## @seealso{odeSE, odeVV, stormer_verlet, odepkgset, ode45}
+## @end deftypefn
+
+function varargout = odeSV (fcn, tspan, y0, opts = [], varargin)
+
+  if (nargin < 3)
+    print_usage ();
+  endif
+  varargout = odepkg_driver ("odeSV", "stormer_verlet", nargout, fcn, tspan, y0, opts, varargin);
+
+endfunction
+
+%!function dx = kepler (t, x)
+%!  dx = [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%!endfunction
+%!function y0 = kepler_y0 (e)
+%!  y0 = [1 - e; 0; 0; sqrt((1 + e) / (1 - e))];
+%!endfunction
+%!function H = kepler_energy (y)
+%!  H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
+%!endfunction
+
+%!test
+%! ## order 2: global error after one period (exact: back at y0), fitted slope
+%! h = 2*pi ./ [400 800 1600 3200];
+%! err = zeros (size (h));
+%! for i = 1:numel (h)
+%!   o = odepkgset ("TimeStepSize", h(i), "Explicit", "yes");
+%!   [t, y] = odeSV (@kepler, [0 2*pi], kepler_y0 (0.6), o);
+%!   assert (t(end), 2*pi, 1e-12);
+%!   err(i) = norm (y(end,:).' - kepler_y0 (0.6));
+%! endfor
+%! p = polyfit (log (h), log (err), 1)(1);
+%! assert (p, 2, 0.1);
+%!test
+%! ## energy bounded without drift over 10^4 fixed steps from a scalar tspan
+%! o = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 10000, "Explicit", "yes");
+%! [t, y] = odeSV (@kepler, 0, kepler_y0 (0.6), o);
+%! assert (numel (t), 10001);
+%! assert (t(end), 100, 1e-10);
+%! dH = abs (kepler_energy (y) - kepler_energy (y(1,:)));
+%! assert (max (dH) < 1e-2);
+%! assert (max (dH(end-1000:end)) < 1.5 * max (dH(1:1000)));
+%!test
+%! ## implicit (general H) branch agrees with the explicit one on Kepler
+%! o = odepkgset ("TimeStepSize", 0.01);
+%! [~, yi] = odeSV (@kepler, [0 1], kepler_y0 (0.5), o);
+%! [~, ye] = odeSV (@kepler, [0 1], kepler_y0 (0.5), odepkgset (o, "Explicit", "yes"));
+%! assert (yi, ye, 1e-11);
+%!test
+%! ## adaptive: error decreases with RelTol; sol struct like ode45's
+%! e = zeros (1, 3);  tol = [1e-4 1e-6 1e-8];
+%! for i = 1:3
+%!   sol = odeSV (@kepler, [0 2*pi], kepler_y0 (0.3), odepkgset ("RelTol", tol(i), "AbsTol", tol(i), "Explicit", "yes"));
+%!   e(i) = norm (sol.y(:,end) - kepler_y0 (0.3));
+%! endfor
+%! assert (sol.solver, "odeSV");
+%! assert (size (sol.x, 1), 1);
+%! assert (size (sol.y, 1), 4);
+%! assert (sol.x(end), 2*pi, 1e-14);
+%! assert (all (diff (log10 (e)) < -0.5));
+%! assert (e(3) < 2e-4);
+%! assert (sol.stats.nfevals > sol.stats.nsteps);
+%!test
+%! ## output exactly at requested times; backward in time
+%! f = @(t, x) [x(2); -x(1)];
+%! o = odepkgset ("TimeStepSize", 1e-3, "Explicit", "yes");
+%! [t, y] = odeSV (f, [0 -0.5 -1], [1; 0], o);
+%! assert (t, [0; -0.5; -1]);
+%! assert (y(:,1), cos (t), 1e-6);
+%!test
+%! ## non-separable H = (1 + q^2) p^2 / 2 + q^2 / 2: energy conserved, Hessian optional
+%! f = @(t, x) [(1 + x(1)^2) * x(2); -x(1) * x(2)^2 - x(1)];
+%! Hs = @(t, x) [x(2)^2 + 1, 2*x(1)*x(2); 2*x(1)*x(2), 1 + x(1)^2];
+%! E = @(y) (1 + y(:,1).^2) .* y(:,2).^2 / 2 + y(:,1).^2 / 2;
+%! o = odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 2000);
+%! [~, y1] = odeSV (f, 0, [0.5; 0.5], o);
+%! [~, y2] = odeSV (f, 0, [0.5; 0.5], odepkgset (o, "HamiltonianHessFcn", Hs));
+%! assert (y2, y1, 1e-9);
+%! assert (max (abs (E (y1) - E (y1(1,:)))) < 2e-3);
+%!test
+%! ## OutputFcn stops the integration at t >= 0.5
+%! f = @(t, x) [x(2); -x(1)];
+%! stopper = @(t, y, flag) isempty (flag) && t(end) >= 0.5;
+%! [t, y] = odeSV (f, [0 1], [1; 0], odepkgset ("TimeStepSize", 0.1, "OutputFcn", stopper));
+%! assert (t(end), 0.5, 1e-12);
+%!test
+%! ## a failure midway returns the solution so far with a warning
+%! f = @(t, x) [x(2); -x(1) + 0 / (t <= 0.5)];
+%! warning ("off", "odepkg:integrationFailed", "local");
+%! [t, y] = odeSV (f, [0 1], [1; 0], odepkgset ("TimeStepSize", 0.1, "Explicit", "yes"));
+%! [msg, id] = lastwarn ();
+%! assert (id, "odepkg:integrationFailed");
+%! assert (t(end), 0.5, 1e-12);
+%! assert (! isempty (strfind (msg, "t = 0.5")));
+%!test
+%! ## extra parameters reach the function
+%! f = @(t, x, w) [x(2); -w^2 * x(1)];
+%! [t, y] = odeSV (f, [0 1], [1; 0], odepkgset ("TimeStepSize", 1e-3, "Explicit", "yes"), 3);
+%! assert (y(end,1), cos (3), 1e-5);
+
+%!shared f
+%! f = @(t, x) [x(2); -x(1)];
+%!error <Invalid call> odeSV (f, [0 1])
+%!error <FCN must be a function handle> odeSV (1, [0 1], [1; 0])
+%!error <TSPAN must be a real, finite vector> odeSV (f, [0 Inf], [1; 0])
+%!error <TSPAN must be strictly increasing> odeSV (f, [0 1 0.5], [1; 0])
+%!error <Y0 must be a real vector> odeSV (f, [0 1], [1i; 0])
+%!error <Y0 must have even length> odeSV (f, [0 1], [1; 0; 0])
+%!error <Y0 must be finite> odeSV (f, [0 1], [NaN; 0])
+%!error <OPTS must be a struct> odeSV (f, [0 1], [1; 0], 3)
+%!error <scalar TSPAN needs the options TimeStepSize and TimeStepNumber> odeSV (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.1))
+%!error <option "RelTol" must be a positive finite scalar> odeSV (f, [0 1], [1; 0], odepkgset ("RelTol", -1))
+%!error <option "TimeStepSize"> odeSV (f, [0 1], [1; 0], odepkgset ("TimeStepSize", 0))
+%!error <option "TimeStepNumber" must be a positive integer> odeSV (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 2.5))
+%!error <option "AbsTol"> odeSV (f, [0 1], [1; 0], odepkgset ("AbsTol", [1 2 3]))
+%!error <option "Explicit"> odeSV (f, [0 1], [1; 0], odepkgset ("Explicit", "maybe"))
+%!error <option "OutputSel"> odeSV (f, [0 1], [1; 0], odepkgset ("OutputSel", 3))
+%!error <option "HamiltonianHessFcn" must be a function handle> odeSV (f, [0 1], [1; 0], odepkgset ("HamiltonianHessFcn", 1))
+%!error <option "ConstraintsNb" must be smaller> odeSV (f, [0 1], [1; 0], odepkgset ("ConstraintFcn", @(q) q, "ConstraintsNb", 1))
+%!error <option "ConstraintsNb" must be given with ConstraintFcn> odeSV (f, [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q(1)))
+%!error <option "InitialProjection"> odeSV (f, [0 1], [1; 0], odepkgset ("InitialProjection", "maybe"))
+%!error <option "NormControl"> odeSV (f, [0 1], [1; 0], odepkgset ("NormControl", "sometimes"))
+%!error <must return a real column vector> odeSV (@(t, x) [1; 2; 3], [0 1], [1; 0])
+%!error <non-finite value at t0> odeSV (@(t, x) [NaN; 0], [0 1], [1; 0])
+
+%!demo
+%! ## Kepler orbit (e = 0.6) for 10^4 fixed steps: the energy error stays bounded
+%! kepler = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%! e = 0.6;  y0 = [1 - e; 0; 0; sqrt((1 + e) / (1 - e))];
+%! opts = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 10000, "Explicit", "yes");
+%! [t, y] = odeSV (kepler, 0, y0, opts);
+%! H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
+%! subplot (1, 2, 1); plot (y(:,1), y(:,2)); axis equal; title ("orbit");
+%! subplot (1, 2, 2); plot (t, H - H(1)); title ("energy error");

@@ -1,0 +1,58 @@
+## Copyright (C) 2026 The odepkg developers
+## SPDX-License-Identifier: GPL-3.0-or-later
+
+## -*- texinfo -*-
+## @deftypefn  {} {[@var{t}, @var{y}] =} odeVV (@var{fcn}, @var{tspan}, @var{y0})
+## @deftypefnx {} {[@var{t}, @var{y}] =} odeVV (@var{fcn}, @var{tspan}, @var{y0}, @var{opts})
+## @deftypefnx {} {[@var{t}, @var{y}] =} odeVV (@dots{}, @var{par1}, @var{par2}, @dots{})
+## @deftypefnx {} {@var{sol} =} odeVV (@dots{})
+## @deftypefnx {} {} odeVV (@dots{})
+## Solve Newton's equations x'' = a(t, x) with the velocity Verlet method:
+## order 2, symplectic, one call of @var{fcn} per fixed step.  @var{y0} =
+## [x0; v0] and @code{@var{fcn} (@var{t}, [x; v])} returns [v; a].  The
+## acceleration should not depend on v: it is evaluated at
+## [x_@{n+1@}; v_n + h/2 a_n].
+##
+## Time modes, as in odepkg:
+## @itemize
+## @item @var{tspan} = [t0 tf]: adaptive steps, the local error estimated by
+## step doubling (one step of h against two of h/2, the latter kept) and
+## controlled with @qcode{"RelTol"}, @qcode{"AbsTol"}, @qcode{"NormControl"},
+## @qcode{"InitialStep"} and @qcode{"MaxStep"} as in @code{ode45}; every
+## accepted step is output.  With @qcode{"TimeStepSize"} (or
+## @qcode{"TimeStepNumber"}) fixed steps instead, the last one shortened to
+## end on tf.  Fixed steps keep the long-time energy behaviour of a
+## symplectic method; variable steps give it up.
+## @item @var{tspan} with more than two times: output exactly at those times
+## (steps are shortened to land on them; no interpolation).
+## @item scalar @var{tspan} = t0 with @qcode{"TimeStepSize"} h and
+## @qcode{"TimeStepNumber"} N: N fixed steps, every one output.
+## @end itemize
+##
+## @var{opts} is a struct from @code{odepkgset} (or @code{odeset}).  Extra
+## arguments @var{par1}, @dots{} are passed to every user function.  The
+## outputs are those of @code{ode45}: a column @var{t} and one row of
+## @var{y} per time, or a struct @var{sol} with fields @code{x}, @code{y},
+## @code{solver} and @code{stats} (counted calls, steps, Newton iterations).
+## @qcode{"OutputFcn"}/@qcode{"OutputSel"} are honoured (@code{odeplot}
+## when there is no output argument); @qcode{"Stats"}, @qcode{"on"} prints
+## the counts.  If a step fails midway (Newton diverges, step size
+## underflow, non-finite values), the solution computed so far is returned
+## with a warning @code{odepkg:integrationFailed} naming t and the cause.
+##
+## Example:
+## @example
+## sol = odeVV (@@(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3], [0 10], [1; 0; 0; 1]);
+## plot (sol.y(1,:), sol.y(2,:))   # a circular orbit
+## @end example
+## @seealso{odeSV, odeSE, velocity_verlet, odepkgset}
+## @end deftypefn
+
+function varargout = odeVV (fcn, tspan, y0, opts = [], varargin)
+
+  if (nargin < 3)
+    print_usage ();
+  endif
+  varargout = odepkg_driver ("odeVV", "velocity_verlet", nargout, fcn, tspan, y0, opts, varargin);
+
+endfunction

@@ -1,0 +1,145 @@
+## Copyright (C) 2026 The odepkg developers
+## SPDX-License-Identifier: GPL-3.0-or-later
+
+## -*- texinfo -*-
+## @deftypefn  {} {@var{opts} =} odepkgset ()
+## @deftypefnx {} {@var{opts} =} odepkgset (@var{name}, @var{value}, @dots{})
+## @deftypefnx {} {@var{opts} =} odepkgset (@var{old}, @var{name}, @var{value}, @dots{})
+## @deftypefnx {} {@var{opts} =} odepkgset (@var{old}, @var{new})
+## Build an options struct for the odepkg solvers, like @code{odeset}.
+##
+## The result has every field of @code{odeset} plus the package's own options,
+## so it can be passed to @code{ode45} too.  Unlike Octave's @code{odeset} it
+## does not warn about the package's option names, and it @emph{rejects}
+## misspelled names (error @code{odepkg:unknownOption}, naming the closest
+## known option).  Names are matched case-insensitively.  With a struct
+## @var{old} the given options are changed in a copy of it; with two structs,
+## the non-empty fields of @var{new} override those of @var{old}.
+##
+## Package options:
+## @table @asis
+## @item @qcode{"Explicit"}
+## @qcode{"yes"} for separable H = T(p) + V(q): explicit schemes, fewest calls.
+## @item @qcode{"TimeStepSize"}, @qcode{"TimeStepNumber"}
+## Fixed steps of this size; with a scalar @var{tspan}, that many of them.
+## @item @qcode{"HamiltonianHessFcn"}
+## @code{@var{H} = fcn (@var{t}, [q; p])}, the 2d-by-2d Hessian of H in (q, p)
+## order, used for Newton's Jacobian (finite differences otherwise).
+## @item @qcode{"NewtonTol"}, @qcode{"MaxNewtonIterations"}
+## Tolerance on the scaled Newton correction (default 1e-12) and the iteration
+## budget per solve (default 30).
+## @item @qcode{"ConstraintFcn"}, @qcode{"ConstraintGradFcn"}, @qcode{"ConstraintHessFcn"}, @qcode{"ConstraintsNb"}
+## Holonomic constraints g(q) = 0 (m-by-1), their gradient (m-by-d) and
+## Hessians (d-by-d-by-m), and m (odeRATTLE, odeSHAKE).
+## @item @qcode{"InitialProjection"}
+## What to do when the initial data violate the constraints:
+## @qcode{"warn"} (project and warn, default) or @qcode{"error"}.
+## @item @qcode{"Q_DoFs"}, @qcode{"P_DoFs"}, @qcode{"Nodes"}, @qcode{"Weights"}, @qcode{"Legendre"}, @qcode{"Derivatives"}, @qcode{"Extremes"}
+## Spectral variational integrator (odeSPVI) settings.
+## @end table
+##
+## Example:
+## @example
+## opts = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 1000, "Explicit", "yes");
+## [t, y] = odeSV (@@(t, x) [x(2); -x(1)], 0, [1; 0], opts);
+## @end example
+## @seealso{odeset, odeSV, odeSE, odeVV}
+## @end deftypefn
+
+function opts = odepkgset (varargin)
+
+  persistent pkg_names = {"Explicit", "TimeStepSize", "TimeStepNumber", ...
+                          "HamiltonianHessFcn", "NewtonTol", ...
+                          "MaxNewtonIterations", "ConstraintFcn", ...
+                          "ConstraintGradFcn", "ConstraintHessFcn", ...
+                          "ConstraintsNb", "InitialProjection", "Q_DoFs", ...
+                          "P_DoFs", "Nodes", "Weights", "Legendre", ...
+                          "Derivatives", "Extremes"};
+  opts = odeset ();
+  for i = 1:numel (pkg_names)
+    opts.(pkg_names{i}) = [];
+  endfor
+  names = fieldnames (opts);
+
+  k = 1;
+  while (k <= nargin && isstruct (varargin{k}))
+    s = varargin{k};
+    if (! isscalar (s))
+      error ("odepkg:invalidInput", "odepkgset: struct arguments must be scalar");
+    endif
+    fn = fieldnames (s);
+    for i = 1:numel (fn)
+      if (k == 1 || ! isempty (s.(fn{i})))
+        opts.(canonical (fn{i}, names)) = s.(fn{i});
+      endif
+    endfor
+    k += 1;
+  endwhile
+  if (mod (nargin - k + 1, 2) != 0)
+    error ("odepkg:invalidInput",
+           "odepkgset: options must be given as NAME, VALUE pairs");
+  endif
+  for i = k:2:nargin
+    if (! ischar (varargin{i}))
+      error ("odepkg:invalidInput",
+             "odepkgset: option name %d must be a string", (i - k) / 2 + 1);
+    endif
+    opts.(canonical (varargin{i}, names)) = varargin{i+1};
+  endfor
+
+endfunction
+
+function name = canonical (name, names)
+  idx = find (strcmpi (name, names), 1);
+  if (isempty (idx))
+    ## funarguments is set by the solvers themselves (Octave's convention)
+    if (strcmp (name, "funarguments"))
+      return;
+    endif
+    d = cellfun (@(n) edit_distance (lower (name), lower (n)), names);
+    [~, j] = min (d);
+    error ("odepkg:unknownOption",
+           'odepkgset: unknown option "%s" (did you mean "%s"?)', name, names{j});
+  endif
+  name = names{idx};
+endfunction
+
+function d = edit_distance (a, b)
+  ## Levenshtein distance, for the "did you mean" hint.
+  m = numel (a);  n = numel (b);
+  D = [(0:n); (1:m)', zeros(m, n)];
+  for i = 1:m
+    for j = 1:n
+      D(i+1,j+1) = min ([D(i,j+1) + 1, D(i+1,j) + 1, D(i,j) + (a(i) != b(j))]);
+    endfor
+  endfor
+  d = D(m+1, n+1);
+endfunction
+
+%!test
+%! o = odepkgset ("timestepsize", 0.1, "Explicit", "yes", "RelTol", 1e-6);
+%! assert (o.TimeStepSize, 0.1);
+%! assert (o.Explicit, "yes");
+%! assert (o.RelTol, 1e-6);
+%! assert (isfield (o, "AbsTol") && isempty (o.AbsTol));
+%!test
+%! ## no warning from odeset about the package's names
+%! lastwarn ("");
+%! o = odepkgset ("ConstraintsNb", 2, "Q_DoFs", 3);
+%! assert (lastwarn (), "");
+%! assert (o.ConstraintsNb, 2);
+%!test
+%! ## modify a copy; merge two structs (empties do not override)
+%! a = odepkgset ("RelTol", 1e-4, "TimeStepSize", 0.5);
+%! b = odepkgset (a, "TimeStepSize", 0.25);
+%! assert ([b.RelTol, b.TimeStepSize, a.TimeStepSize], [1e-4, 0.25, 0.5]);
+%! c = odepkgset (a, odepkgset ("AbsTol", 1e-9));
+%! assert ([c.RelTol, c.AbsTol, c.TimeStepSize], [1e-4, 1e-9, 0.5]);
+%!test
+%! ## an odeset struct is accepted as OLD
+%! o = odepkgset (odeset ("RelTol", 1e-5), "Explicit", "no");
+%! assert (o.RelTol, 1e-5);
+%!error <unknown option "TimeStepSise" \(did you mean "TimeStepSize"\?\)> odepkgset ("TimeStepSise", 0.1)
+%!error <NAME, VALUE pairs> odepkgset ("RelTol")
+%!error <option name 1 must be a string> odepkgset (3, 4)
+%!error <must be scalar> odepkgset (struct ("a", {1, 2}))

@@ -1,0 +1,127 @@
+## Copyright (C) 2026 The odepkg developers
+## SPDX-License-Identifier: GPL-3.0-or-later
+
+## -*- texinfo -*-
+## @deftypefn {} {@var{out} =} odepkg_driver (@var{solver}, @var{method}, @var{nout}, @var{fcn}, @var{tspan}, @var{y0}, @var{opts}, @var{extra})
+## Shared body of the odepkg solvers: validate the inputs, choose the time
+## mode, call the compiled integrator once, and shape the outputs as ode45
+## does (a cell @var{out} of @var{nout} outputs).
+## @end deftypefn
+
+function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
+
+  ## --- the ODE function --------------------------------------------------
+  if (ischar (fcn))
+    fcn = str2func (fcn);
+  endif
+  if (! is_function_handle (fcn))
+    error ("odepkg:invalidInput",
+           "%s: FCN must be a function handle or the name of a function", solver);
+  endif
+
+  ## --- tspan ---------------------------------------------------------------
+  if (! (isnumeric (tspan) && isreal (tspan) && isvector (tspan)
+         && all (isfinite (tspan))))
+    error ("odepkg:invalidInput",
+           "%s: TSPAN must be a real, finite vector of times", solver);
+  endif
+  tspan = double (tspan(:));
+  if (numel (tspan) >= 2)
+    dt = diff (tspan);
+    if (! (all (dt > 0) || all (dt < 0)))
+      error ("odepkg:invalidInput",
+             "%s: TSPAN must be strictly increasing or strictly decreasing", solver);
+    endif
+  endif
+
+  ## --- y0 ------------------------------------------------------------------
+  if (! (isnumeric (y0) && isreal (y0) && isvector (y0)))
+    error ("odepkg:invalidInput", "%s: Y0 must be a real vector [q0; p0]", solver);
+  endif
+  if (mod (numel (y0), 2) != 0)
+    error ("odepkg:invalidInput",
+           "%s: Y0 must have even length, [q0; p0] with q0 and p0 of equal size (got %d elements)",
+           solver, numel (y0));
+  endif
+  if (! all (isfinite (y0)))
+    error ("odepkg:invalidInput", "%s: Y0 must be finite", solver);
+  endif
+  y0 = double (y0(:));
+  n = numel (y0);
+
+  ## --- options -------------------------------------------------------------
+  if (isempty (opts))
+    opts = struct ();
+  elseif (! (isstruct (opts) && isscalar (opts)))
+    error ("odepkg:invalidInput",
+           "%s: OPTS must be a struct from odepkgset or odeset", solver);
+  endif
+  o = odepkg_options (solver, opts, n);
+
+  ## --- time mode ----------------------------------------------------------
+  if (numel (tspan) == 1)
+    if (isempty (o.TimeStepSize) || isempty (o.TimeStepNumber))
+      error ("odepkg:invalidInput",
+             "%s: a scalar TSPAN needs the options TimeStepSize and TimeStepNumber", solver);
+    endif
+    times = [tspan; tspan + o.TimeStepNumber * o.TimeStepSize];
+  else
+    times = tspan;
+    if (isempty (o.TimeStepSize) && ! isempty (o.TimeStepNumber))
+      o.TimeStepSize = abs (tspan(end) - tspan(1)) / o.TimeStepNumber;
+    endif
+  endif
+  if (isempty (o.MaxStep))
+    o.MaxStep = 0.1 * abs (times(end) - times(1));
+  endif
+
+  ## --- output function (odeplot when no output is requested) --------------
+  if (isempty (o.OutputFcn) && nout == 0)
+    o.OutputFcn = @odeplot;
+  endif
+  if (! isempty (o.OutputFcn))
+    sel = o.OutputSel;
+    if (isempty (sel))
+      sel = 1:n;
+    endif
+    feval (o.OutputFcn, [times(1); times(end)], y0(sel), "init", extra{:});
+  endif
+
+  copts = rmfield (o, {"Stats"});
+  [t, y, st, ok, msg] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra);
+
+  if (! isempty (o.OutputFcn))
+    feval (o.OutputFcn, [], [], "done", extra{:});
+  endif
+  if (! ok)
+    warning ("odepkg:integrationFailed",
+             "%s: integration stopped at t = %.17g: %s; returning the solution computed so far",
+             solver, t(end), msg);
+  endif
+
+  if (strcmpi (o.Stats, "on"))
+    printf ("Number of successful steps:   %d\n", st.nsteps);
+    printf ("Number of failed attempts:    %d\n", st.nfailed);
+    printf ("Number of function calls:     %d\n", st.nfevals);
+    if (st.nnewtonsolves > 0)
+      printf ("Number of Newton iterations:  %d (at most %d per solve)\n",
+              st.nnewtoniter, st.maxnewtoniter);
+      printf ("Number of LU decompositions:  %d\n", st.ndecomps);
+      printf ("Number of Jacobians:          %d (%d by finite differences)\n",
+              st.njacobians, st.nfdjacobians);
+    endif
+    if (st.nhessevals > 0)
+      printf ("Number of Hessian calls:      %d\n", st.nhessevals);
+    endif
+  endif
+
+  switch (nout)
+    case 0
+      out = {};
+    case 1
+      out = {struct("x", t.', "y", y.', "solver", solver, "stats", st)};
+    otherwise
+      out = {t, y};
+  endswitch
+
+endfunction

@@ -1,0 +1,102 @@
+## Copyright (C) 2026 The odepkg developers
+## SPDX-License-Identifier: GPL-3.0-or-later
+
+## -*- texinfo -*-
+## @deftypefn {} {@var{o} =} odepkg_options (@var{solver}, @var{opts}, @var{n})
+## Merge the user's options over the package defaults and validate every one
+## the solvers read, with an @code{odepkg:invalidOption} error naming it.
+## Fields absent from @var{opts} (odeget errors on them) read as empty.
+## @end deftypefn
+
+function o = odepkg_options (solver, opts, n)
+
+  defaults = struct ("RelTol", 1e-3, "AbsTol", 1e-6, "NormControl", "off",
+                     "InitialStep", [], "MaxStep", [], "OutputFcn", [],
+                     "OutputSel", [], "Stats", "off", "Explicit", "no",
+                     "TimeStepSize", [], "TimeStepNumber", [],
+                     "HamiltonianHessFcn", [], "NewtonTol", 1e-12,
+                     "MaxNewtonIterations", 30, "ConstraintFcn", [],
+                     "ConstraintGradFcn", [], "ConstraintHessFcn", [],
+                     "ConstraintsNb", [], "InitialProjection", "warn",
+                     "Q_DoFs", [], "P_DoFs", [], "Nodes", [], "Weights", [],
+                     "Legendre", [], "Derivatives", [], "Extremes", []);
+  o = defaults;
+  fn = fieldnames (defaults);
+  for i = 1:numel (fn)
+    if (isfield (opts, fn{i}) && ! isempty (opts.(fn{i})))
+      o.(fn{i}) = opts.(fn{i});
+    endif
+  endfor
+
+  positive_scalar (solver, o, {"RelTol", "InitialStep", "MaxStep", ...
+                                "TimeStepSize", "NewtonTol"});
+  positive_integer (solver, o, {"TimeStepNumber", "MaxNewtonIterations", ...
+                                 "ConstraintsNb"});
+  if (! (isnumeric (o.AbsTol) && isreal (o.AbsTol) && all (o.AbsTol(:) > 0)
+         && any (numel (o.AbsTol) == [1, n])))
+    bad (solver, "AbsTol", "a positive scalar or a vector with one entry per state component");
+  endif
+  on_off (solver, o, {"NormControl", "Stats", "Explicit"});
+  handles (solver, o, {"OutputFcn", "HamiltonianHessFcn", "ConstraintFcn", ...
+                       "ConstraintGradFcn", "ConstraintHessFcn"});
+  if (! isempty (o.OutputSel)
+      && ! (isnumeric (o.OutputSel) && all (o.OutputSel(:) == fix (o.OutputSel(:)))
+            && all (o.OutputSel(:) >= 1 & o.OutputSel(:) <= n)))
+    bad (solver, "OutputSel", sprintf ("a vector of indices between 1 and %d", n));
+  endif
+  if (! any (strcmpi (o.InitialProjection, {"warn", "error"})))
+    bad (solver, "InitialProjection", '"warn" or "error"');
+  endif
+  if (! isempty (o.ConstraintFcn) && isempty (o.ConstraintsNb))
+    bad (solver, "ConstraintsNb", "given with ConstraintFcn (the number of constraints)");
+  endif
+  if (! isempty (o.ConstraintsNb) && o.ConstraintsNb >= n / 2)
+    bad (solver, "ConstraintsNb",
+         sprintf ("smaller than the dimension of q (%d)", n / 2));
+  endif
+
+endfunction
+
+function bad (solver, name, what)
+  error ("odepkg:invalidOption", '%s: option "%s" must be %s', solver, name, what);
+endfunction
+
+function positive_scalar (solver, o, names)
+  for i = 1:numel (names)
+    v = o.(names{i});
+    if (! isempty (v) && ! (isnumeric (v) && isreal (v) && isscalar (v) && v > 0
+                            && v < Inf))
+      bad (solver, names{i}, "a positive finite scalar");
+    endif
+  endfor
+endfunction
+
+function positive_integer (solver, o, names)
+  for i = 1:numel (names)
+    v = o.(names{i});
+    if (! isempty (v) && ! (isnumeric (v) && isreal (v) && isscalar (v) && v >= 1
+                            && v == fix (v) && v < Inf))
+      bad (solver, names{i}, "a positive integer");
+    endif
+  endfor
+endfunction
+
+function on_off (solver, o, names)
+  for i = 1:numel (names)
+    v = o.(names{i});
+    ok = ((ischar (v) && any (strcmpi (v, {"on", "off", "yes", "no"})))
+          || ((islogical (v) || isnumeric (v)) && isscalar (v)));
+    if (! ok)
+      bad (solver, names{i}, '"on"/"yes" or "off"/"no"');
+    endif
+  endfor
+endfunction
+
+function handles (solver, o, names)
+  for i = 1:numel (names)
+    v = o.(names{i});
+    if (! isempty (v) && ! is_function_handle (v))
+      bad (solver, names{i}, "a function handle");
+    endif
+  endfor
+endfunction
