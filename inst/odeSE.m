@@ -61,3 +61,53 @@ function varargout = odeSE (fcn, tspan, y0, opts = [], varargin)
   varargout = odepkg_driver ("odeSE", "symplectic_euler", nargout, fcn, tspan, y0, opts, varargin);
 
 endfunction
+
+%!test
+%! ## order 1: harmonic oscillator against cos/sin, slope fitted over 4 step sizes
+%! f = @(t, x) [x(2); -x(1)];
+%! h = [0.02 0.01 0.005 0.0025];  err = zeros (size (h));
+%! for i = 1:4
+%!   [t, y] = odeSE (f, [0 1], [1; 0], odepkgset ("TimeStepSize", h(i), "Explicit", "yes"));
+%!   err(i) = norm (y(end,:) - [cos(1), -sin(1)]);
+%! endfor
+%! assert (polyfit (log (h), log (err), 1)(1), 1, 0.1);
+%!test
+%! ## output exactly at requested times, extra arguments (k, m)
+%! f = @(t, x, k, m) [x(2) / m; -k * x(1)];
+%! [t, y] = odeSE (f, [0 1 2 3], [1; 0], odepkgset ("TimeStepSize", 1e-4, "Explicit", "yes"), 4, 1);
+%! assert (t, (0:3)');
+%! assert (y(:,1), cos (2 * t), 2e-3);
+%!test
+%! ## implicit branch (general H) agrees with explicit on a separable H
+%! f = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%! o = odepkgset ("TimeStepSize", 0.01);
+%! [~, yi] = odeSE (f, [0 1], [0.5; 0; 0; 1.5], o);
+%! [~, ye] = odeSE (f, [0 1], [0.5; 0; 0; 1.5], odepkgset (o, "Explicit", "yes"));
+%! assert (yi, ye, 1e-11);
+%!test
+%! ## symplectic: the area of a small triangle in the (q, p) plane is kept
+%! ## for the non-separable H = (1 + q^2) p^2 / 2 + q^2 / 2
+%! f = @(t, x) [(1 + x(1)^2) * x(2); -x(1) * x(2)^2 - x(1)];
+%! o = odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 50);
+%! d = 1e-6;  Z = [0.3 0.3+d 0.3; 0.2 0.2 0.2+d];
+%! for j = 1:3
+%!   [~, y] = odeSE (f, 0, Z(:,j), o);  W(:,j) = y(end,:)';
+%! endfor
+%! A0 = det ([Z(:,2) - Z(:,1), Z(:,3) - Z(:,1)]);
+%! A1 = det ([W(:,2) - W(:,1), W(:,3) - W(:,1)]);
+%! assert (A1, A0, 1e-4 * abs (A0));
+%!test
+%! ## Stats are counted: explicit SE costs 2 calls per step (+1 initial)
+%! f = @(t, x) [x(2); -x(1)];
+%! sol = odeSE (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 10, "Explicit", "yes"));
+%! assert (sol.stats.nsteps, 10);
+%! assert (sol.stats.nfevals, 21);
+%!error <Invalid call> odeSE ()
+%!error <Y0 must have even length> odeSE (@(t, x) x, [0 1], 1)
+%!error <unknown option> odeSE (@(t, x) x, [0 1], [1; 0], odepkgset ("Explict", "yes"))
+
+%!demo
+%! ## Symplectic Euler on the pendulum H = p^2/2 - cos q: bounded energy error
+%! f = @(t, x) [x(2); -sin(x(1))];
+%! [t, y] = odeSE (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 2000, "Explicit", "yes"));
+%! plot (t, y(:,2).^2 / 2 - cos (y(:,1)));  xlabel ("t");  ylabel ("H");

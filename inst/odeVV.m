@@ -56,3 +56,35 @@ function varargout = odeVV (fcn, tspan, y0, opts = [], varargin)
   varargout = odepkg_driver ("odeVV", "velocity_verlet", nargout, fcn, tspan, y0, opts, varargin);
 
 endfunction
+
+%!test
+%! ## order 2 on the harmonic oscillator (closed form), slope over 4 step sizes
+%! f = @(t, x) [x(2); -x(1)];
+%! h = [0.04 0.02 0.01 0.005];  err = zeros (size (h));
+%! for i = 1:4
+%!   [t, y] = odeVV (f, [0 2], [1; 0], odepkgset ("TimeStepSize", h(i)));
+%!   err(i) = norm (y(end,:) - [cos(2), -sin(2)]);
+%! endfor
+%! assert (polyfit (log (h), log (err), 1)(1), 2, 0.1);
+%!test
+%! ## one call of the function per fixed step (the acceleration is reused)
+%! f = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%! sol = odeVV (f, 0, [1; 0; 0; 1], odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 1000));
+%! assert (sol.stats.nfevals, 1001);
+%! ## circular orbit of radius 1: the radius stays close to 1
+%! assert (max (abs (sqrt (sum (sol.y(1:2,:).^2)) - 1)) < 1e-4);
+%!test
+%! ## adaptive run agrees with the exact circular orbit
+%! f = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%! sol = odeVV (f, [0 10], [1; 0; 0; 1], odepkgset ("RelTol", 1e-8, "AbsTol", 1e-10));
+%! assert (sol.x(end), 10);
+%! assert (sol.y(1:2,end), [cos(10); sin(10)], 1e-4);
+%! assert (sol.solver, "odeVV");
+%!error <Invalid call> odeVV (1)
+%!error <TSPAN must be strictly increasing> odeVV (@(t, x) x, [0 0], [1; 0])
+
+%!demo
+%! ## velocity Verlet: circular Kepler orbit, one force evaluation per step
+%! f = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%! sol = odeVV (f, 0, [1; 0; 0; 1], odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 2000));
+%! plot (sol.y(1,:), sol.y(2,:));  axis equal;

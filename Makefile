@@ -1,0 +1,55 @@
+# odepkg — top-level targets.  `make demo` and `make check` bootstrap their
+# own dependencies on Debian (apt-get install of what is missing).
+SHELL      := /bin/bash
+OCTAVE     ?= octave-cli
+PKG_NAME   := odepkg
+VERSION    := $(shell sed -n 's/^Version: *//p' DESCRIPTION)
+TARBALL    := build/$(PKG_NAME)-$(VERSION).tar.gz
+# Throwaway HOME so `pkg install -local` never touches the user's (or, as
+# root, the global) package list.
+PKG_HOME   := $(CURDIR)/build/home
+DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-config
+RUN_OCT     = HOME=$(PKG_HOME) $(OCTAVE) --norc --no-gui
+
+.PHONY: all deps build dist install demo check check-core check-octave bench clean
+
+all: build
+
+deps:
+	@bash tools/bootstrap.sh $(DEB_PKGS)
+
+build: deps
+	$(MAKE) -C src -j2
+
+# The tarball is what users install from a release: the committed tree plus
+# the working copy's changes, without build products.
+dist: deps
+	@mkdir -p build
+	tar --exclude-vcs --exclude='./build' --exclude='*.o' --exclude='*.oct' \
+	    --exclude='*.a' --exclude='*-tst' --exclude='./test/build' \
+	    --transform 's,^\.,$(PKG_NAME),' -czf $(TARBALL) .
+
+install: dist
+	@mkdir -p $(PKG_HOME)
+	$(RUN_OCT) --eval 'pkg install -local $(TARBALL)'
+
+demo: install
+	$(RUN_OCT) --eval 'addpath ("test"); pkg load odepkg; run_demo_kepler ()'
+
+check: deps
+	@bash tools/check.sh
+
+check-core: deps
+	cmake -S test -B build/core -DCMAKE_BUILD_TYPE=Release > /dev/null
+	$(MAKE) -C build/core -j2
+	cd build/core && ctest --output-on-failure
+
+check-octave: install
+	$(RUN_OCT) --eval 'addpath ("test"); pkg load odepkg; [~, nf] = run_package_tests (); exit (nf > 0)'
+
+bench: install
+	HOME=$(PKG_HOME) bash bench/run.sh
+
+clean:
+	$(MAKE) -C src clean
+	rm -rf build

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make check: the C++ core's Google Tests through CTest, then every %!test of
+# the installed package (pkg install -local into a throwaway HOME).  Prints a
+# final "N passed, M failed" line and exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p build
+status=0
+
+echo "== C++ core: Google Test via CTest"
+cmake -S test -B build/core -DCMAKE_BUILD_TYPE=Release > build/cmake.log 2>&1 || { cat build/cmake.log; exit 1; }
+make -C build/core -j2 2>&1 | tail -n 3
+(cd build/core && ctest --output-on-failure -j2) | tee build/ctest.log
+ctest_rc=${PIPESTATUS[0]}
+line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' build/ctest.log | tail -n 1)
+core_total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<< "$line")
+core_failed=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<< "$line")
+core_total=${core_total:-0}; core_failed=${core_failed:-1}
+[ "$ctest_rc" -ne 0 ] && status=1
+[ "$core_total" -eq 0 ] && { echo "no C++ test ran"; status=1; }
+
+echo "== Octave: install the package and run every %!test"
+make --no-print-directory install > build/install.log 2>&1 || { tail -n 40 build/install.log; echo "0 passed, 1 failed"; exit 1; }
+grep -i "warning" build/install.log && { echo "pkg install printed warnings"; status=1; }
+HOME=$PWD/build/home octave-cli --norc --no-gui --eval \
+  'addpath ("test"); pkg load odepkg; [np, nf] = run_package_tests (); fid = fopen ("build/octave-counts", "w"); fprintf (fid, "%d %d\n", np, nf); fclose (fid); exit (nf > 0)' \
+  2> >(grep -v "ignoring const execution_exception" >&2)
+oct_rc=$?
+read -r oct_passed oct_failed < build/octave-counts || { oct_passed=0; oct_failed=1; }
+[ "$oct_rc" -ne 0 ] && status=1
+[ "$oct_passed" -eq 0 ] && { echo "no Octave test ran"; status=1; }
+
+passed=$(( core_total - core_failed + oct_passed ))
+failed=$(( core_failed + oct_failed ))
+echo
+echo "C++ core: $(( core_total - core_failed )) passed, $core_failed failed; Octave: $oct_passed passed, $oct_failed failed"
+echo "$passed passed, $failed failed"
+[ "$failed" -ne 0 ] && status=1
+exit $status
