@@ -15,7 +15,8 @@ function [npass, nfail] = run_package_tests ()
     error ("odepkg:notInstalled", "run_package_tests: odepkg is not installed");
   endif
   p = p{1};
-  files = [glob(fullfile (p.dir, "*.m")); glob(fullfile (p.archprefix, "*-tst"))];
+  files = [glob(fullfile (p.dir, "*.m")); glob(fullfile (p.archprefix, "*-tst"));
+           glob(fullfile (p.archprefix, "*", "*-tst"))];
   npass = 0;  nfail = 0;
   for i = 1:numel (files)
     [~, name, ext] = fileparts (files{i});
