@@ -109,9 +109,11 @@ class Integrator {
         const double min_step = 16.0 * std::numeric_limits<double>::epsilon() *
                                 std::max(std::abs(cur_.t), std::abs(target));
         if (std::abs(h_try) < min_step) {
-          char buf[160];
-          std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g",
-                        std::abs(h_try), min_step, cur_.t);
+          char buf[240];
+          std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g%s%s",
+                        std::abs(h_try), min_step, cur_.t,
+                        last_failure_ == StepStatus::Success ? "" : " after: ",
+                        last_failure_ == StepStatus::Success ? "" : describe(last_failure_));
           res.outcome = IntegrationResult::Outcome::Failed;
           res.message = buf;
           res.t = cur_.t;
@@ -130,6 +132,7 @@ class Integrator {
         const double err = opts_.norm(doubling_.error(), next_.x, cur_.x);
         if (!controller_.accept(err)) {
           ++st.rejected;
+          last_failure_ = StepStatus::Success;
           h = controller_.next(h_try, err, true);
           after_rejection = true;
           continue;
