@@ -7,6 +7,7 @@
 #include "binding/OutputCollector.h"
 #include "binding/Settings.h"
 #include "binding/StepperFactory.h"
+#include "ConstraintProjection.hpp"
 
 #include <octave/oct.h>
 #include <octave/quit.h>
@@ -14,21 +15,54 @@
 using namespace odepkg;
 using namespace odepkg::binding;
 
+// g(q0) = 0 and G(q0) H_p(q0, p0) = 0 must hold: else project onto the
+// manifold with a warning, or raise an error when InitialProjection = "error".
+static void
+check_initial_data (HamiltonianProblem& problem, double t0, Vec& x0,
+                    const Settings& s, const char* who)
+{
+  static const double tol = 1e-10;
+  Vec x = x0;
+  const ProjectionResult pr = project_onto_manifold (problem, t0, x);
+  if (! pr.finite)
+    error_with_id ("odepkg:nonFiniteFcn",
+                   "%s: a constraint or ODE function returned a non-finite value at the initial data", who);
+  if (pr.g_before <= tol && pr.hidden_before <= tol)
+    return;
+  if (s.initial_projection_error)
+    error_with_id ("odepkg:inconsistentInitialData",
+                   "%s: the initial data violate the constraints: |g(q0)| = %g, |G(q0) H_p(q0, p0)| = %g",
+                   who, pr.g_before, pr.hidden_before);
+  if (! pr.converged)
+    error_with_id ("odepkg:inconsistentInitialData",
+                   "%s: the initial data violate the constraints (|g(q0)| = %g, |G(q0) H_p| = %g) "
+                   "and could not be projected onto them", who, pr.g_before, pr.hidden_before);
+  warning_with_id ("odepkg:inconsistentInitialData",
+                   "%s: the initial data violate the constraints (|g(q0)| = %g, |G(q0) H_p| = %g); "
+                   "projected onto the constraint manifold (now %g, %g)",
+                   who, pr.g_before, pr.hidden_before, pr.g_after, pr.hidden_after);
+  x0 = x;
+}
+
 DEFUN_DLD (__odepkg_integrate__, args, ,
            "-*- texinfo -*-\n\
-@deftypefn {} {[@var{t}, @var{y}, @var{stats}, @var{ok}, @var{msg}] =} __odepkg_integrate__ (@var{method}, @var{fcn}, @var{times}, @var{y0}, @var{options}, @var{extra})\n\
+@deftypefn {} {[@var{t}, @var{y}, @var{stats}, @var{ok}, @var{msg}] =} __odepkg_integrate__ (@var{method}, @var{fcn}, @var{times}, @var{y0}, @var{options}, @var{extra}, @var{solver})\n\
 Internal: integrate with the compiled stepper @var{method} from @var{times}(1)\n\
 to @var{times}(end).  With two @var{times} every accepted step is output, with\n\
 more exactly those times.  Fixed steps when @var{options}.TimeStepSize is set,\n\
 else adaptive steps by step doubling.  @var{extra} is a cell of extra arguments\n\
-passed to every user function.  On a failure midway, @var{ok} is false,\n\
+passed to every user function; @var{solver} (optional) names the caller in\n\
+messages.  On a failure midway, @var{ok} is false,\n\
 @var{msg} says why and the outputs hold the solution computed so far.\n\
 Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 @end deftypefn")
 {
-  static const char* who = "__odepkg_integrate__";
+  std::string who_str = "__odepkg_integrate__";
+  if (args.length () == 7 && args(6).is_string ())
+    who_str = args(6).string_value ();
+  const char* who = who_str.c_str ();
   return guarded (who, [&] () -> octave_value_list {
-    if (args.length () != 6)
+    if (args.length () != 6 && args.length () != 7)
       print_usage ();
     if (! args(0).is_string ())
       error_with_id ("odepkg:invalidInput", "%s: METHOD must be a string", who);
@@ -41,7 +75,7 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     Vec times (ta.numel ());
     for (octave_idx_type i = 0; i < ta.numel (); ++i)
       times(i) = ta(i);
-    const Vec x0 = state_vector (args(3), who, "Y0");
+    Vec x0 = state_vector (args(3), who, "Y0");
     if (! args(5).iscell ())
       error_with_id ("odepkg:invalidInput", "%s: EXTRA must be a cell", who);
     const octave_value_list extra (args(5).cell_value ());
@@ -52,6 +86,9 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     OctaveProblem op (s.fns, n / 2, extra, who);
     HamiltonianProblem& problem = op.problem ();
     std::unique_ptr<Stepper> stepper = make_stepper (method, problem, s);
+
+    if (problem.constraints () > 0)
+      check_initial_data (problem, times(0), x0, s, who);
 
     // f(t0, y0) once: checks size and finiteness, and seeds the force cache.
     Vec f0 (n);
@@ -66,6 +103,13 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     Integrator integrator (*stepper, s.integrator);
     const IntegrationResult res
       = integrator.run (times, x0, out, [] () { octave_quit (); }, &f0);
+
+    if (const auto* rattle = dynamic_cast<const Rattle*> (stepper.get ());
+        rattle && rattle->rank_deficiency_seen ())
+      warning_with_id ("odepkg:singularConstraints",
+                       "%s: rank-deficient constraint system met first at t = %.17g "
+                       "(condition estimate %g); minimum-norm multipliers were used",
+                       who, rattle->rank_deficiency_t (), rattle->condition_estimate ());
 
     octave_value_list r (5);
     r(0) = out.times ();

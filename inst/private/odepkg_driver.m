@@ -88,7 +88,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
 
   copts = rmfield (o, {"Stats"});
-  [t, y, st, ok, msg] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra);
+  [t, y, st, ok, msg] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver);
 
   if (! isempty (o.OutputFcn))
     feval (o.OutputFcn, [], [], "done", extra{:});

@@ -21,6 +21,7 @@ struct Settings {
   NewtonOptions newton;
   IntegratorOptions integrator;
   int q_dofs = 0, p_dofs = 0;
+  bool initial_projection_error = false;  ///< InitialProjection = "error"
   octave_value output_fcn;
   Array<octave_idx_type> output_sel;  ///< zero-based; empty: all components
 };
@@ -122,6 +123,12 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   io.initial_step = r.real_scalar("InitialStep", 0.0, true);
   io.max_step = r.real_scalar("MaxStep", io.max_step, true);
   io.fixed_step = r.real_scalar("TimeStepSize", 0.0, true);
+  if (r.has("InitialProjection")) {
+    const octave_value v = r.get("InitialProjection");
+    const std::string a = v.is_string() ? v.string_value() : "";
+    if (a != "warn" && a != "error") r.bad("InitialProjection", "\"warn\" or \"error\"");
+    s.initial_projection_error = a == "error";
+  }
   s.q_dofs = r.integer("Q_DoFs", 0, 2);
   s.p_dofs = r.integer("P_DoFs", 0, 1);
   s.output_fcn = r.function("OutputFcn");

@@ -2,6 +2,7 @@
 #ifndef ODEPKG_BINDING_STEPPER_FACTORY_H
 #define ODEPKG_BINDING_STEPPER_FACTORY_H
 
+#include "Rattle.hpp"
 #include "Settings.h"
 #include "StormerVerlet.hpp"
 #include "SymplecticEuler.hpp"
@@ -19,6 +20,12 @@ inline std::unique_ptr<Stepper> make_stepper(const std::string& method, Hamilton
   if (method == "stormer_verlet")
     return std::make_unique<StormerVerlet>(problem, s.explicit_scheme, s.newton);
   if (method == "velocity_verlet") return std::make_unique<VelocityVerlet>(problem);
+  if (method == "rattle" || method == "shake") {
+    if (problem.constraints() == 0)
+      throw InputError("invalidOption",
+                       "the options ConstraintFcn and ConstraintsNb are required (holonomic constraints g(q) = 0)");
+    return std::make_unique<Rattle>(problem, s.explicit_scheme, method == "shake", s.newton);
+  }
   throw InputError("invalidInput", "unknown method \"" + method + "\"");
 }
 

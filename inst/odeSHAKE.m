@@ -1,0 +1,79 @@
+## Copyright (C) 2026 The odepkg developers
+## SPDX-License-Identifier: GPL-3.0-or-later
+
+## -*- texinfo -*-
+## @deftypefn  {} {[@var{t}, @var{y}] =} odeSHAKE (@var{fcn}, @var{tspan}, @var{y0}, @var{opts})
+## @deftypefnx {} {[@var{t}, @var{y}] =} odeSHAKE (@dots{}, @var{par1}, @var{par2}, @dots{})
+## @deftypefnx {} {@var{sol} =} odeSHAKE (@dots{})
+## @deftypefnx {} {} odeSHAKE (@dots{})
+## Solve a constrained Hamiltonian system with SHAKE: the RATTLE step of
+## @code{odeRATTLE} without the final projection of the momenta onto
+## G(q) H_p(q, p) = 0 (Ryckaert, Ciccotti, Berendsen 1977; seeds 001, 002).
+## The positions are those of RATTLE; the momenta are not projected onto
+## the hidden constraint.
+##
+## Holonomic constraints g(q) = 0 are given by the options
+## @qcode{"ConstraintFcn"} (@code{g = fcn (q)}, m-by-1), @qcode{"ConstraintsNb"}
+## (m < d), and optionally @qcode{"ConstraintGradFcn"} (@code{G = fcn (q)},
+## m-by-d; finite differences otherwise), @qcode{"ConstraintHessFcn"}
+## (d-by-d-by-m) and @qcode{"HamiltonianHessFcn"} (2d-by-2d Hessian of H in
+## (q, p) order): with both Hessians Newton uses the analytic Jacobian.
+## @qcode{"Explicit"}, @qcode{"yes"} declares H = T(p) + V(q) separable: Newton
+## then runs on the m position multipliers only and the velocity multipliers
+## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).
+##
+## Initial data violating g(q0) = 0 or G(q0) H_p(q0, p0) = 0 are projected onto
+## the constraint manifold with a warning @code{odepkg:inconsistentInitialData}
+## (an error with @qcode{"InitialProjection"}, @qcode{"error"}).  Where
+## G H_pp G' is rank-deficient (singular configurations, redundant
+## constraints) minimum-norm multipliers are used and the warning
+## @code{odepkg:singularConstraints} names t and the condition estimate.
+## @code{sol.stats} reports the largest |g(q)| and |G(q) H_p| met.
+##
+## Time modes, as in odepkg:
+## @itemize
+## @item @var{tspan} = [t0 tf]: adaptive steps, the local error estimated by
+## step doubling (one step of h against two of h/2, the latter kept) and
+## controlled with @qcode{"RelTol"}, @qcode{"AbsTol"}, @qcode{"NormControl"},
+## @qcode{"InitialStep"} and @qcode{"MaxStep"} as in @code{ode45}; every
+## accepted step is output.  With @qcode{"TimeStepSize"} (or
+## @qcode{"TimeStepNumber"}) fixed steps instead, the last one shortened to
+## end on tf.  Fixed steps keep the long-time energy behaviour of a
+## symplectic method; variable steps give it up.
+## @item @var{tspan} with more than two times: output exactly at those times
+## (steps are shortened to land on them; no interpolation).
+## @item scalar @var{tspan} = t0 with @qcode{"TimeStepSize"} h and
+## @qcode{"TimeStepNumber"} N: N fixed steps, every one output.
+## @end itemize
+##
+## @var{opts} is a struct from @code{odepkgset} (or @code{odeset}).  Extra
+## arguments @var{par1}, @dots{} are passed to every user function.  The
+## outputs are those of @code{ode45}: a column @var{t} and one row of
+## @var{y} per time, or a struct @var{sol} with fields @code{x}, @code{y},
+## @code{solver} and @code{stats} (counted calls, steps, Newton iterations).
+## @qcode{"OutputFcn"}/@qcode{"OutputSel"} are honoured (@code{odeplot}
+## when there is no output argument); @qcode{"Stats"}, @qcode{"on"} prints
+## the counts.  If a step fails midway (Newton diverges, step size
+## underflow, non-finite values), the solution computed so far is returned
+## with a warning @code{odepkg:integrationFailed} naming t and the cause.
+##
+## Example:
+## @example
+## pendulum = @@(t, x) [x(3:4); 0; -1];           # H = |p|^2/2 + q_2
+## opts = odepkgset ("ConstraintFcn", @@(q) q'*q - 1, "ConstraintGradFcn", @@(q) 2*q', ...
+##                   "ConstraintsNb", 1, "Explicit", "yes", ...
+##                   "TimeStepSize", 0.01, "TimeStepNumber", 2000);
+## [t, y] = odeSHAKE (pendulum, 0, [1; 0; 0; 0], opts);
+## max (abs (sum (y(:,1:2).^2, 2) - 1))            # round-off
+## @end example
+## @seealso{odeRATTLE, odeSV, odepkgset}
+## @end deftypefn
+
+function varargout = odeSHAKE (fcn, tspan, y0, opts = [], varargin)
+
+  if (nargin < 4)
+    print_usage ();
+  endif
+  varargout = odepkg_driver ("odeSHAKE", "shake", nargout, fcn, tspan, y0, opts, varargin);
+
+endfunction

@@ -1,0 +1,632 @@
+// Tests of RATTLE / SHAKE (Rattle.hpp) and of ConstraintProjection.hpp.
+#define EIGEN_RUNTIME_NO_MALLOC  // for the no-allocation test; off by default
+#include "ConstraintProjection.hpp"
+#include "Integrator.hpp"
+#include "Rattle.hpp"
+#include "TestProblems.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+
+using namespace odepkg;
+
+namespace {
+
+/// A constrained test system: callbacks (none of which allocates), initial
+/// data on the manifold and its energy.
+struct Sys {
+  int d = 0, m = 0;
+  HamiltonianProblem::Field f;
+  HamiltonianProblem::Hessian hess;
+  HamiltonianProblem::Constraint g;
+  HamiltonianProblem::ConstraintGrad G;
+  HamiltonianProblem::ConstraintHess GH;
+  Vec x0;
+  std::function<double(const Vec&)> energy;
+
+  std::unique_ptr<HamiltonianProblem> make(bool with_hess = true, bool with_ghess = true,
+                                           bool with_grad = true) const {
+    auto P = std::make_unique<HamiltonianProblem>(d, f);
+    if (with_hess) P->set_hessian(hess);
+    P->set_constraints(m, g, with_grad ? G : nullptr, with_ghess ? GH : nullptr);
+    return P;
+  }
+  /// (|g(q)|_inf, |G(q) H_p(q, p)|_inf)
+  std::pair<double, double> residuals(const Vec& x) const {
+    Vec gv(m), dx(2 * d);
+    Mat Gm(m, d);
+    g(x.head(d), gv);
+    G(x.head(d), Gm);
+    f(0.0, x, dx);
+    return {gv.lpNorm<Eigen::Infinity>(), (Gm * dx.head(d)).lpNorm<Eigen::Infinity>()};
+  }
+};
+
+/// Cartesian pendulum: H = |p|^2/2 + q_2 (for a != 0 the non-separable
+/// H = (1 + a q_1^2) |p|^2/2 + q_2), g = |q|^2 - 1.
+Sys pendulum(double a = 0.0) {
+  Sys s;
+  s.d = 2;
+  s.m = 1;
+  s.f = [a](double, const ConstVecRef& x, VecRef dx) {
+    const double c = 1.0 + a * x(0) * x(0);
+    dx.head(2) = c * x.tail(2);
+    dx(2) = -a * x(0) * x.tail(2).squaredNorm();
+    dx(3) = -1.0;
+  };
+  s.hess = [a](double, const ConstVecRef& x, MatRef H) {
+    H.setZero();
+    H(0, 0) = a * x.tail(2).squaredNorm();
+    H(0, 2) = H(2, 0) = 2 * a * x(0) * x(2);
+    H(0, 3) = H(3, 0) = 2 * a * x(0) * x(3);
+    H(2, 2) = H(3, 3) = 1.0 + a * x(0) * x(0);
+  };
+  s.g = [](const ConstVecRef& q, VecRef g) { g.setConstant(q.squaredNorm() - 1.0); };
+  s.G = [](const ConstVecRef& q, MatRef G) {
+    for (int k = 0; k < G.rows(); ++k) G.row(k) = 2.0 * q.transpose();
+  };
+  s.GH = [](const ConstVecRef&, MatRef H) {
+    H.setZero();
+    for (int k = 0; k < H.cols() / 2; ++k) H(0, 2 * k) = H(1, 2 * k + 1) = 2.0;
+  };
+  const double th = 1.2, w = 0.5;
+  s.x0.resize(4);
+  s.x0 << std::sin(th), -std::cos(th), w * std::cos(th), w * std::sin(th);
+  s.energy = [a](const Vec& x) { return 0.5 * (1 + a * x(0) * x(0)) * x.tail(2).squaredNorm() + x(1); };
+  return s;
+}
+
+/// Planar double pendulum, unit masses and rods: q = (x1, y1, x2, y2);
+/// `duplicate`: the first rod's constraint listed twice (m = 3).
+Sys double_pendulum(bool duplicate = false) {
+  Sys s;
+  s.d = 4;
+  s.m = duplicate ? 3 : 2;
+  s.f = [](double, const ConstVecRef& x, VecRef dx) {
+    dx.head(4) = x.tail(4);
+    dx.tail(4) << 0.0, -1.0, 0.0, -1.0;
+  };
+  s.hess = [](double, const ConstVecRef&, MatRef H) {
+    H.setZero();
+    H.bottomRightCorner(4, 4).setIdentity();
+  };
+  s.g = [](const ConstVecRef& q, VecRef g) {
+    g(0) = q(0) * q(0) + q(1) * q(1) - 1.0;
+    g(1) = (q(2) - q(0)) * (q(2) - q(0)) + (q(3) - q(1)) * (q(3) - q(1)) - 1.0;
+    if (g.size() == 3) g(2) = g(0);
+  };
+  s.G = [](const ConstVecRef& q, MatRef G) {
+    const double dx = q(2) - q(0), dy = q(3) - q(1);
+    G.row(0) << 2 * q(0), 2 * q(1), 0, 0;
+    G.row(1) << -2 * dx, -2 * dy, 2 * dx, 2 * dy;
+    if (G.rows() == 3) G.row(2) = G.row(0);
+  };
+  s.GH = [](const ConstVecRef&, MatRef H) {  // 4 x 4m: [H_1 H_2 (H_1)]
+    H.setZero();
+    H(0, 0) = H(1, 1) = 2.0;
+    for (int i = 0; i < 4; ++i) H(i, 4 + i) = 2.0;
+    H(0, 6) = H(1, 7) = H(2, 4) = H(3, 5) = -2.0;
+    if (H.cols() == 12) H(0, 8) = H(1, 9) = 2.0;
+  };
+  const double t1 = 1.0, t2 = 0.5, w1 = 0.3, w2 = -0.5;
+  s.x0.resize(8);
+  const double x1 = std::sin(t1), y1 = -std::cos(t1);
+  const double vx1 = w1 * std::cos(t1), vy1 = w1 * std::sin(t1);
+  s.x0 << x1, y1, x1 + std::sin(t2), y1 - std::cos(t2), vx1, vy1, vx1 + w2 * std::cos(t2),
+      vy1 + w2 * std::sin(t2);
+  s.energy = [](const Vec& x) { return 0.5 * x.tail(4).squaredNorm() + x(1) + x(3); };
+  return s;
+}
+
+/// Particle on the unit sphere with the extra constraint q_1 q_3 = 0, moving
+/// on the great circle q_3 = 0 through (0, -1, 0), where G(q) loses rank.
+Sys sphere_cross() {
+  Sys s;
+  s.d = 3;
+  s.m = 2;
+  s.f = [](double, const ConstVecRef& x, VecRef dx) {
+    dx.head(3) = x.tail(3);
+    dx.tail(3) << 0.0, -1.0, 0.0;
+  };
+  s.hess = [](double, const ConstVecRef&, MatRef H) {
+    H.setZero();
+    H.bottomRightCorner(3, 3).setIdentity();
+  };
+  s.g = [](const ConstVecRef& q, VecRef g) {
+    g(0) = q.squaredNorm() - 1.0;
+    g(1) = q(0) * q(2);
+  };
+  s.G = [](const ConstVecRef& q, MatRef G) {
+    G.row(0) = 2.0 * q.transpose();
+    G.row(1) << q(2), 0.0, q(0);
+  };
+  s.GH = [](const ConstVecRef&, MatRef H) {
+    H.setZero();
+    H(0, 0) = H(1, 1) = H(2, 2) = 2.0;
+    H(0, 5) = H(2, 3) = 1.0;
+  };
+  s.x0.resize(6);
+  s.x0 << 0.0, -1.0, 0.0, 0.8, 0.0, 0.0;
+  s.energy = [](const Vec& x) { return 0.5 * x.tail(3).squaredNorm() + x(1); };
+  return s;
+}
+
+/// Fixed steps of size h from x0 over [0, T], every step recorded.
+test::Recorder run_fixed(Stepper& st, const Vec& x0, double T, double h) {
+  IntegratorOptions o;
+  o.fixed_step = h;
+  Integrator I(st, o);
+  test::Recorder r;
+  Vec ts(2);
+  ts << 0.0, T;
+  const auto res = I.run(ts, x0, r);
+  EXPECT_EQ(res.outcome, IntegrationResult::Outcome::Completed) << res.message;
+  return r;
+}
+
+double max_diff(const test::Recorder& a, const test::Recorder& b, int rows = -1) {
+  EXPECT_EQ(a.x.size(), b.x.size());
+  double e = 0.0;
+  for (size_t i = 0; i < std::min(a.x.size(), b.x.size()); ++i) {
+    const Vec dv = a.x[i] - b.x[i];
+    e = std::max(e, (rows < 0 ? dv : Vec(dv.head(rows))).lpNorm<Eigen::Infinity>());
+  }
+  return e;
+}
+
+struct Path {
+  const char* name;
+  bool separable, hess, ghess;
+};
+const Path kPaths[] = {{"separable", true, true, true},
+                       {"general-analytic", false, true, true},
+                       {"general-fd", false, false, false}};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+TEST(MinNormSolver, MatchesPseudoInverse) {
+  Eigen::MatrixXd B = Eigen::MatrixXd::Random(5, 3);
+  Mat A = B * B.transpose();  // rank 3
+  Vec b = A * Vec::Random(5);  // consistent
+  MinNormSolver s(5);
+  ASSERT_TRUE(s.compute(A));
+  EXPECT_EQ(s.rank(), 3);
+  Vec x(5);
+  s.solve(b, x);
+  Vec ref = A.completeOrthogonalDecomposition().solve(b);
+  EXPECT_LT((x - ref).norm(), 1e-12);
+  EXPECT_LT((A * x - b).norm(), 1e-12);
+  Mat F = Mat::Random(4, 4) + 4 * Mat::Identity(4, 4);
+  MinNormSolver s4(4);
+  s4.compute(F);
+  Vec c = Vec::Random(4), y(4);
+  s4.solve(c, y);
+  EXPECT_LT((F * y - c).norm(), 1e-12);
+  EXPECT_FALSE(s4.rank_deficient());
+}
+
+TEST(Rattle, Names) {
+  Sys s = pendulum();
+  auto P = s.make();
+  Rattle r(*P, true), sh(*P, true, true);
+  EXPECT_STREQ(r.name(), "rattle");
+  EXPECT_STREQ(sh.name(), "shake");
+  EXPECT_EQ(r.order(), 2);
+  HamiltonianProblem U(2, s.f);
+  EXPECT_THROW(Rattle(U, true), InputError);
+}
+
+// The analytic Jacobian of the general system against finite differences.
+TEST(Rattle, AnalyticJacobianMatchesFiniteDifferences) {
+  for (const Sys& s : {pendulum(0.5), double_pendulum(), sphere_cross()}) {
+    for (bool shake : {false, true}) {
+      auto P = s.make();
+      Rattle r(*P, false, shake);
+      Point from(2 * s.d);
+      from.set(0.3, s.x0);
+      const double h = 0.1;
+      const int n = r.system_size();
+      // a point near the solution with nonzero multipliers
+      Vec y = Vec::Random(n) * 0.3;
+      Vec dx(2 * s.d);
+      s.f(0.0, s.x0, dx);
+      y.head(s.d) += dx.head(s.d);
+      y.segment(s.d, s.d) += s.x0.tail(s.d);
+      y.segment(2 * s.d, s.d) += s.x0.tail(s.d);
+      Mat Ja(n, n), Jf(n, n);
+      ASSERT_TRUE(r.system_jacobian(from, h, y, Ja, false));
+      ASSERT_TRUE(r.system_jacobian(from, h, y, Jf, true));
+      const double rel = (Ja - Jf).lpNorm<Eigen::Infinity>() / Ja.lpNorm<Eigen::Infinity>();
+      std::printf("[jacobian] d=%d m=%d shake=%d  |Ja-Jfd|/|Ja| = %.2e\n", s.d, s.m, shake, rel);
+      EXPECT_LT(rel, 1e-6);
+    }
+  }
+}
+
+// Order 2 over 4 step sizes against a fine reference, every path.
+TEST(Rattle, OrderTwo) {
+  for (const Sys& s : {pendulum(), double_pendulum(), pendulum(0.5)}) {
+    const bool separable_ok = s.d != 2 || s.energy(s.x0) == pendulum().energy(s.x0);
+    for (const Path& path : kPaths) {
+      if (path.separable && !separable_ok) continue;
+      for (bool shake : {false, true}) {
+        auto Pref = s.make();
+        Rattle ref(*Pref, false, shake);
+        const double T = 2.0;
+        const Vec xref = run_fixed(ref, s.x0, T, 0.1 / 256).x.back();
+        std::vector<double> hs, errs;
+        for (double h : {0.1, 0.05, 0.025, 0.0125}) {
+          auto P = s.make(path.hess, path.ghess);
+          Rattle r(*P, path.separable, shake);
+          const Vec x = run_fixed(r, s.x0, T, h).x.back();
+          // SHAKE's momenta differ from RATTLE's by a normal component: compare q.
+          const Vec e = shake ? Vec(x.head(s.d) - xref.head(s.d)) : Vec(x - xref);
+          hs.push_back(h);
+          errs.push_back(e.lpNorm<Eigen::Infinity>());
+        }
+        const double slope = test::fitted_order(hs, errs);
+        std::printf("[order] d=%d %-16s %s slope %.3f (err %.2e .. %.2e)\n", s.d, path.name,
+                    shake ? "shake " : "rattle", slope, errs.front(), errs.back());
+        EXPECT_LT(std::abs(slope - 2.0), 0.2);
+      }
+    }
+  }
+}
+
+// |g| and |G H_p| at round-off at every output with default tolerances.
+TEST(Rattle, ConstraintsAtRoundOff) {
+  for (const Sys& s : {pendulum(), double_pendulum(), pendulum(0.5)}) {
+    for (const Path& path : kPaths) {
+      if (path.separable && s.d == 2 && s.energy(s.x0) != pendulum().energy(s.x0)) {
+        continue;
+      }
+      auto P = s.make(path.hess, path.ghess);
+      Rattle r(*P, path.separable);
+      const auto rec = run_fixed(r, s.x0, 20.0, 0.02);
+      double gmax = 0, hmax = 0;
+      for (const Vec& x : rec.x) {
+        const auto res = s.residuals(x);
+        gmax = std::max(gmax, res.first);
+        hmax = std::max(hmax, res.second);
+      }
+      std::printf("[residuals] d=%d %-16s max|g| %.2e max|G Hp| %.2e (stats %.2e %.2e)\n", s.d,
+                  path.name, gmax, hmax, P->stats().max_constraint_residual,
+                  P->stats().max_hidden_residual);
+      EXPECT_LE(gmax, 1e-12);
+      EXPECT_LE(hmax, 1e-12);
+      EXPECT_LE(P->stats().max_constraint_residual, 1e-12);
+      EXPECT_LE(P->stats().max_hidden_residual, 1e-12);
+      EXPECT_GT(P->stats().max_constraint_residual, 0.0);
+    }
+  }
+}
+
+/// Observer tracking the energy error without storing the trajectory.
+struct EnergyObserver : Observer {
+  const Sys& s;
+  double H0;
+  std::vector<double> err;
+  EnergyObserver(const Sys& sys) : s(sys), H0(sys.energy(sys.x0)) {}
+  bool operator()(double, const Vec& x) override {
+    err.push_back(std::abs(s.energy(x) - H0));
+    return true;
+  }
+};
+
+// Energy error bounded without drift over 1e5 steps (pendulum, h = 0.01).
+TEST(Rattle, EnergyBoundedLongRun) {
+  const Sys s = pendulum();
+  auto P = s.make();
+  Rattle r(*P, true);
+  IntegratorOptions o;
+  o.fixed_step = 0.01;
+  Integrator I(r, o);
+  EnergyObserver obs(s);
+  Vec ts(2);
+  ts << 0.0, 1000.0;
+  const auto t0 = std::chrono::steady_clock::now();
+  I.run(ts, s.x0, obs);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(obs.err.size(), 100001u);
+  const size_t w = obs.err.size() / 10;
+  const double first = *std::max_element(obs.err.begin(), obs.err.begin() + w);
+  const double last = *std::max_element(obs.err.end() - w, obs.err.end());
+  const double all = *std::max_element(obs.err.begin(), obs.err.end());
+  const double calls = double(P->stats().user_calls()) / 1e5;
+  std::printf("[energy] 1e5 steps in %.2f s: max err first 10%% %.3e, last 10%% %.3e, all %.3e; "
+              "%.2f callbacks/step, %.2f Newton it/step\n",
+              secs, first, last, all, calls, double(P->stats().newton_iterations) / 1e5);
+  EXPECT_LT(all, 1e-4);
+  EXPECT_LT(last, 1.05 * first);  // no drift
+  EXPECT_LT(secs, 3.0);
+  EXPECT_LE(calls, 10.0);
+}
+
+// Callbacks per step for each path (pendulum, h = 0.01).
+TEST(Rattle, CallbacksPerStep) {
+  const Sys s = pendulum();
+  for (const Path& path : kPaths) {
+    for (bool shake : {false, true}) {
+      auto P = s.make(path.hess, path.ghess);
+      Rattle r(*P, path.separable, shake);
+      run_fixed(r, s.x0, 10.0, 0.01);
+      const Stats& st = P->stats();
+      const double n = 1000.0;
+      std::printf("[calls] %-16s %s: %.2f user calls/step (f %.2f, g %.2f, G %.2f, hess %.3f, "
+                  "ghess %.3f), %.2f Newton it/step, %ld factorizations\n",
+                  path.name, shake ? "shake " : "rattle", st.user_calls() / n, st.field_evals / n,
+                  st.constraint_evals / n, st.constraint_grad_evals / n, st.hessian_evals / n,
+                  st.constraint_hess_evals / n, st.newton_iterations / n, st.lu_factorizations);
+      if (path.separable) {
+        EXPECT_LE(st.user_calls() / n, 10.0);
+      }
+    }
+  }
+}
+
+// General (with and without Hessians) and separable paths: same trajectory.
+TEST(Rattle, PathsAgree) {
+  for (const Sys& s : {pendulum(), double_pendulum()}) {
+    for (bool shake : {false, true}) {
+      std::vector<test::Recorder> recs;
+      for (const Path& path : kPaths) {
+        auto P = s.make(path.hess, path.ghess);
+        Rattle r(*P, path.separable, shake);
+        recs.push_back(run_fixed(r, s.x0, 10.0, 0.02));
+      }
+      const double e1 = max_diff(recs[0], recs[1]), e2 = max_diff(recs[0], recs[2]);
+      std::printf("[paths] d=%d %s: separable vs general-analytic %.2e, vs general-fd %.2e\n",
+                  s.d, shake ? "shake " : "rattle", e1, e2);
+      EXPECT_LT(e1, 1e-12);
+      // FD Jacobians are kept over several steps: linear Newton convergence
+      // leaves slightly larger (still tolerance-level) differences.
+      EXPECT_LT(e2, 5e-12);
+    }
+  }
+}
+
+// Analytic and finite-difference Jacobians: same trajectories (non-separable H).
+TEST(Rattle, AnalyticAndFdTrajectoriesAgree) {
+  const Sys s = pendulum(0.5);
+  auto Pa = s.make(true, true), Pf = s.make(false, false), Pg = s.make(true, true, false);
+  Rattle ra(*Pa, false), rf(*Pf, false), rg(*Pg, false);
+  const auto a = run_fixed(ra, s.x0, 10.0, 0.02), f = run_fixed(rf, s.x0, 10.0, 0.02);
+  const double e = max_diff(a, f);
+  std::printf("[analytic vs fd] max diff %.2e; fd Jacobians %ld; analytic %ld\n", e,
+              Pf->stats().fd_jacobians, Pa->stats().jacobian_evals);
+  EXPECT_LT(e, 1e-12);
+  EXPECT_GT(Pf->stats().fd_jacobians, 0);
+  EXPECT_EQ(Pa->stats().fd_jacobians, 0);
+  // G by finite differences too (the hidden constraint then holds to FD accuracy)
+  const auto g = run_fixed(rg, s.x0, 10.0, 0.02);
+  EXPECT_LT(max_diff(a, g), 1e-6);
+}
+
+// SHAKE's positions are RATTLE's.
+TEST(Rattle, ShakePositionsEqualRattle) {
+  for (const Sys& s : {pendulum(), double_pendulum()}) {
+    for (const Path& path : kPaths) {
+      auto P1 = s.make(path.hess, path.ghess), P2 = s.make(path.hess, path.ghess);
+      Rattle r(*P1, path.separable), sh(*P2, path.separable, true);
+      const auto a = run_fixed(r, s.x0, 10.0, 0.02), b = run_fixed(sh, s.x0, 10.0, 0.02);
+      const double eq = max_diff(a, b, s.d);
+      const double ep = max_diff(a, b);
+      std::printf("[shake] d=%d %-16s positions differ by %.2e (momenta by %.2e)\n", s.d,
+                  path.name, eq, ep);
+      EXPECT_LT(eq, 1e-12);
+      EXPECT_GT(ep, 1e-6);  // the momenta do differ (normal component)
+    }
+  }
+}
+
+// A constraint listed twice integrates exactly like the constraint once.
+TEST(Rattle, DuplicatedConstraintEqualsSingle) {
+  const Sys s1 = double_pendulum(), s2 = double_pendulum(true);
+  for (const Path& path : kPaths) {
+    for (bool shake : {false, true}) {
+      auto P1 = s1.make(path.hess, path.ghess), P2 = s2.make(path.hess, path.ghess);
+      Rattle r1(*P1, path.separable, shake), r2(*P2, path.separable, shake);
+      const auto a = run_fixed(r1, s1.x0, 10.0, 0.02), b = run_fixed(r2, s2.x0, 10.0, 0.02);
+      const double e = max_diff(a, b);
+      std::printf("[duplicate] %-16s %s: max diff %.2e, rank-deficient systems %ld, cond %.1e\n",
+                  path.name, shake ? "shake " : "rattle", e, P2->stats().rank_deficient,
+                  r2.condition_estimate());
+      EXPECT_LT(e, path.hess ? 1e-12 : 5e-12);  // FD: see PathsAgree
+      EXPECT_TRUE(r2.rank_deficiency_seen());
+      EXPECT_EQ(r2.rank_deficiency_t(), 0.0);
+      EXPECT_GT(P2->stats().rank_deficient, 0);
+      EXPECT_FALSE(r1.rank_deficiency_seen());
+      EXPECT_EQ(P1->stats().rank_deficient, 0);
+      for (const Vec& x : b.x) EXPECT_LE(s2.residuals(x).first, 1e-12);
+    }
+  }
+}
+
+// Passing through a configuration where G(q) loses rank: no NaN, the motion
+// is the planar pendulum's.
+TEST(Rattle, RankDropNoNaN) {
+  const Sys s = sphere_cross();
+  Sys plane = pendulum();
+  Vec x2(4);
+  x2 << 0.0, -1.0, 0.8, 0.0;
+  for (const Path& path : kPaths) {
+    auto P = s.make(path.hess, path.ghess), Q = plane.make(path.hess, path.ghess);
+    Rattle r(*P, path.separable), rp(*Q, path.separable);
+    const auto a = run_fixed(r, s.x0, 20.0, 0.01), b = run_fixed(rp, x2, 20.0, 0.01);
+    double e = 0.0, res = 0.0;
+    bool finite = true;
+    for (size_t i = 0; i < a.x.size(); ++i) {
+      finite = finite && a.x[i].allFinite();
+      Vec planar(4);
+      planar << a.x[i](0), a.x[i](1), a.x[i](3), a.x[i](4);
+      e = std::max(e, (planar - b.x[i]).lpNorm<Eigen::Infinity>());
+      e = std::max(e, std::max(std::abs(a.x[i](2)), std::abs(a.x[i](5))));
+      res = std::max(res, s.residuals(a.x[i]).first);
+    }
+    std::printf("[rank drop] %-16s: planar diff %.2e, max|g| %.2e, seen %d at t=%g, "
+                "%ld rank-deficient systems, cond %.2e\n",
+                path.name, e, res, r.rank_deficiency_seen(), r.rank_deficiency_t(),
+                P->stats().rank_deficient, r.condition_estimate());
+    EXPECT_TRUE(finite);
+    EXPECT_EQ(a.x.size(), b.x.size());
+    EXPECT_LT(e, 1e-11);
+    EXPECT_LE(res, 1e-12);
+    EXPECT_TRUE(r.rank_deficiency_seen());
+    EXPECT_EQ(r.rank_deficiency_t(), 0.0);
+  }
+}
+
+// Expected numerical failures are statuses, never exceptions.
+TEST(Rattle, FailuresAreStatuses) {
+  for (const Path& path : kPaths) {
+    // g = |q|^2 + 1 has no zero: Newton cannot converge.
+    Sys s = pendulum();
+    s.g = [](const ConstVecRef& q, VecRef g) { g(0) = q.squaredNorm() + 1.0; };
+    auto P = s.make(path.hess, path.ghess);
+    Rattle r(*P, path.separable);
+    Point a(4), b(4);
+    a.set(0.0, s.x0);
+    StepStatus st = StepStatus::Success;
+    EXPECT_NO_THROW(st = r.step(a, 0.1, b));
+    EXPECT_EQ(st, StepStatus::NewtonDiverged) << path.name;
+    // A NaN from the force.
+    Sys n = pendulum();
+    n.f = [](double, const ConstVecRef& x, VecRef dx) {
+      dx.head(2) = x.tail(2);
+      dx(2) = 0.0;
+      dx(3) = x(1) > -0.9 ? std::nan("") : -1.0;
+    };
+    auto Pn = n.make(path.hess, path.ghess);
+    Rattle rn(*Pn, path.separable);
+    EXPECT_NO_THROW(st = rn.step(a, 0.1, b));
+    EXPECT_EQ(st, StepStatus::NonFinite) << path.name;
+    // Too few iterations allowed.
+    auto Pm = pendulum().make(path.hess, path.ghess);
+    NewtonOptions no;
+    no.max_iterations = 1;
+    Rattle rm(*Pm, path.separable, false, no);
+    a.set(0.0, pendulum().x0);
+    EXPECT_NO_THROW(st = rm.step(a, 0.5, b));
+    EXPECT_EQ(st, StepStatus::NewtonDiverged) << path.name;
+  }
+}
+
+// Tiny steps: the multipliers are then only determined to eps/h; Newton must
+// still converge (adaptive starts, reference solutions).
+TEST(Rattle, TinyStepsConverge) {
+  for (const Sys& s : {pendulum(), double_pendulum()}) {
+    for (const Path& path : kPaths) {
+      for (double h : {1e-4, 1e-6}) {
+        auto P = s.make(path.hess, path.ghess);
+        Rattle r(*P, path.separable);
+        const auto rec = run_fixed(r, s.x0, 300 * h, h);
+        EXPECT_EQ(rec.x.size(), 301u) << path.name << " h=" << h;
+        for (const Vec& x : rec.x) EXPECT_LE(s.residuals(x).first, 1e-12);
+      }
+    }
+  }
+}
+
+// Adaptive steps (step doubling): constraints still at round-off at outputs.
+TEST(Rattle, AdaptiveStepDoubling) {
+  for (const Sys& s : {pendulum(), double_pendulum()}) {
+    for (const Path& path : kPaths) {
+      auto P = s.make(path.hess, path.ghess);
+      Rattle r(*P, path.separable);
+      IntegratorOptions o;
+      o.norm.rel_tol = 1e-6;
+      o.norm.abs_tol = Vec::Constant(1, 1e-8);
+      Integrator I(r, o);
+      test::Recorder rec;
+      Vec ts(6);
+      ts << 0, 1, 2, 3, 4, 5;
+      const auto out = I.run(ts, s.x0, rec);
+      ASSERT_EQ(out.outcome, IntegrationResult::Outcome::Completed) << out.message;
+      auto Pr = s.make();
+      Rattle ref(*Pr, true);
+      const Vec xref = run_fixed(ref, s.x0, 5.0, 1e-4).x.back();
+      double gmax = 0, hmax = 0;
+      for (const Vec& x : rec.x) {
+        gmax = std::max(gmax, s.residuals(x).first);
+        hmax = std::max(hmax, s.residuals(x).second);
+      }
+      const double err = (rec.x.back() - xref).lpNorm<Eigen::Infinity>();
+      std::printf("[adaptive] d=%d %-16s %ld steps %ld rejected, err %.2e, max|g| %.2e, "
+                  "max|G Hp| %.2e\n",
+                  s.d, path.name, P->stats().steps, P->stats().rejected, err, gmax, hmax);
+      EXPECT_EQ(rec.x.size(), 6u);
+      EXPECT_LE(gmax, 1e-12);
+      EXPECT_LE(hmax, 1e-12);
+      EXPECT_LT(err, 1e-3);
+    }
+  }
+}
+
+// No heap allocation inside step() after warm-up.
+TEST(Rattle, NoMallocInStep) {
+  struct Case {
+    Sys s;
+    Path path;
+    bool shake;
+  };
+  std::vector<Case> cases;
+  for (const Path& p : kPaths)
+    for (bool shake : {false, true}) {
+      cases.push_back({pendulum(), p, shake});
+      cases.push_back({double_pendulum(), p, shake});
+      cases.push_back({double_pendulum(true), p, shake});  // minimum-norm solves
+      cases.push_back({sphere_cross(), p, shake});
+    }
+  for (Case& c : cases) {
+    auto P = c.s.make(c.path.hess, c.path.ghess);
+    Rattle r(*P, c.path.separable, c.shake);
+    const int n = 2 * c.s.d;
+    Point a(n), b(n);
+    a.set(0.0, c.s.x0);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(r.step(a, 0.01, b), StepStatus::Success);
+      std::swap(a, b);
+    }
+    Eigen::internal::set_is_malloc_allowed(false);
+    EXPECT_NO_THROW({
+      for (int i = 0; i < 200; ++i) {
+        // alternate step sizes as step doubling does
+        const double h = i % 3 == 0 ? 0.01 : 0.005;
+        if (r.step(a, h, b) != StepStatus::Success) break;
+        std::swap(a.t, b.t);
+        a.x.swap(b.x);
+        a.force.swap(b.force);
+        std::swap(a.has_force, b.has_force);
+      }
+      r.reset();
+      r.step(a, 0.01, b);
+    });
+    Eigen::internal::set_is_malloc_allowed(true);
+    EXPECT_TRUE(b.x.allFinite());
+  }
+}
+
+// Projection of perturbed initial data onto the manifold.
+TEST(ConstraintProjection, ProjectsOntoManifold) {
+  for (const Sys& s : {pendulum(), double_pendulum(), double_pendulum(true), pendulum(0.5)}) {
+    auto P = s.make();
+    Vec x = s.x0 + 0.05 * Vec::Random(2 * s.d);
+    const ProjectionResult res = project_onto_manifold(*P, 0.0, x);
+    const auto after = s.residuals(x);
+    std::printf("[project] d=%d m=%d: |g| %.2e -> %.2e, |G Hp| %.2e -> %.2e, %d iterations%s\n",
+                s.d, s.m, res.g_before, res.g_after, res.hidden_before, res.hidden_after,
+                res.iterations, res.rank_deficient ? " (rank-deficient)" : "");
+    EXPECT_TRUE(res.converged);
+    EXPECT_GT(res.g_before, 1e-3);
+    EXPECT_LE(after.first, 1e-13);
+    EXPECT_LE(after.second, 1e-13);
+    EXPECT_NEAR(res.g_after, after.first, 1e-16);
+    EXPECT_EQ(res.rank_deficient, s.m == 3);
+    EXPECT_LT((x - s.x0).norm(), 0.5);
+  }
+}
