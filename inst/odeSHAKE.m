@@ -77,3 +77,37 @@ function varargout = odeSHAKE (fcn, tspan, y0, opts = [], varargin)
   varargout = odepkg_driver ("odeSHAKE", "shake", nargout, fcn, tspan, y0, opts, varargin);
 
 endfunction
+
+%!shared f, o, y0
+%! f = @(t, x) [x(3:4); 0; -1];
+%! o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q', ...
+%!                "ConstraintsNb", 1, "Explicit", "yes", "TimeStepSize", 0.01, ...
+%!                "TimeStepNumber", 1000);
+%! y0 = [sin(1); -cos(1); 0; 0];
+%!test
+%! ## SHAKE and RATTLE give the same positions; SHAKE keeps g(q) = 0
+%! [~, ys] = odeSHAKE (f, 0, y0, o);
+%! [~, yr] = odeRATTLE (f, 0, y0, o);
+%! assert (ys(:,1:2), yr(:,1:2), 1e-12);
+%! assert (max (abs (sum (ys(:,1:2).^2, 2) - 1)) <= 1e-12);
+%!test
+%! ## the momenta are not projected: the hidden constraint is violated
+%! sol = odeSHAKE (f, 0, y0, o);
+%! assert (sol.solver, "odeSHAKE");
+%! hidden = abs (sum (sol.y(1:2,:) .* sol.y(3:4,:)));
+%! assert (max (hidden) > 1e-6);
+%!test
+%! ## general path gives the same positions as the separable one
+%! [~, ya] = odeSHAKE (f, 0, y0, odepkgset (o, "TimeStepNumber", 100));
+%! [~, yb] = odeSHAKE (f, 0, y0, odepkgset (o, "TimeStepNumber", 100, "Explicit", "no"));
+%! assert (yb(:,1:2), ya(:,1:2), 1e-11);
+%!error <Invalid call> odeSHAKE (f, [0 1], y0)
+%!error <ConstraintFcn and ConstraintsNb are required> [t, y] = odeSHAKE (f, [0 1], y0, odepkgset ("TimeStepSize", 0.1))
+
+%!demo
+%! ## SHAKE on the pendulum: positions on the circle, momenta not projected
+%! f = @(t, x) [x(3:4); 0; -1];
+%! o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "Explicit", "yes", ...
+%!                "TimeStepSize", 0.01, "TimeStepNumber", 2000);
+%! [t, y] = odeSHAKE (f, 0, [sin(1); -cos(1); 0; 0], o);
+%! plot (t, sum (y(:,1:2) .* y(:,3:4), 2));  title ("G(q) H_p (not projected)");
