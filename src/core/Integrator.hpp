@@ -51,7 +51,8 @@ class Integrator {
         doubling_(stepper),
         controller_(stepper.order(), with_max_step(opts_)),
         cur_(problem_.state_size()),
-        next_(problem_.state_size()) {}
+        next_(problem_.state_size()),
+        err_(problem_.state_size()) {}
 
   /// Integrate from times(0) to times(end).  With two times, every accepted
   /// step is output; with more, exactly those times are.  `f0` = f(t0, x0) if
@@ -119,7 +120,9 @@ class Integrator {
           res.t = cur_.t;
           return res;
         }
-        const StepStatus s = doubling_.attempt(cur_, h_try, next_);
+        const bool own = stepper_.has_error_estimate();
+        const StepStatus s = own ? stepper_.step_with_error(cur_, h_try, next_, err_)
+                                 : doubling_.attempt(cur_, h_try, next_);
         if (s != StepStatus::Success) {
           ++st.rejected;
           ++st.failed_solves;
@@ -129,7 +132,7 @@ class Integrator {
           after_rejection = true;
           continue;
         }
-        const double err = opts_.norm(doubling_.error(), next_.x, cur_.x);
+        const double err = opts_.norm(own ? err_ : doubling_.error(), next_.x, cur_.x);
         if (!controller_.accept(err)) {
           ++st.rejected;
           last_failure_ = StepStatus::Success;
@@ -195,6 +198,7 @@ class Integrator {
   StepDoubling doubling_;
   StepSizeController controller_;
   Point cur_, next_;
+  Vec err_;
   StepStatus last_failure_ = StepStatus::Success;
 };
 

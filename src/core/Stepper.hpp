@@ -44,6 +44,16 @@ class Stepper {
   /// `from.force` if it was missing.  Must not allocate.
   virtual StepStatus step(Point& from, double h, Point& to) = 0;
 
+  /// Steppers with an error estimate of their own (SPVI: the same step with
+  /// one more mode and node, seed 004) return true and implement
+  /// step_with_error; the others are estimated by step doubling.
+  virtual bool has_error_estimate() const { return false; }
+  /// One step as step(), and err = estimate of the local error of `to`.
+  virtual StepStatus step_with_error(Point& from, double h, Point& to, VecRef err) {
+    (void)err;
+    return step(from, h, to);
+  }
+
   /// Drop cached factorizations and guesses (after a rejected step, say).
   virtual void reset() {}
 
