@@ -14,7 +14,7 @@ function o = odepkg_options (solver, opts, n)
                      "InitialStep", [], "MaxStep", [], "OutputFcn", [],
                      "OutputSel", [], "Stats", "off", "Explicit", "no",
                      "TimeStepSize", [], "TimeStepNumber", [],
-                     "HamiltonianHessFcn", [], "NewtonTol", 1e-12,
+                     "HamiltonianHessFcn", [], "NewtonTol", [],
                      "MaxNewtonIterations", 30, "ConstraintFcn", [],
                      "ConstraintGradFcn", [], "ConstraintHessFcn", [],
                      "ConstraintsNb", [], "InitialProjection", "warn",

@@ -20,7 +20,11 @@ struct Settings {
   bool explicit_scheme = false;
   NewtonOptions newton;
   IntegratorOptions integrator;
+  bool newton_tol_given = false;
   int q_dofs = 0, p_dofs = 0;
+  /// Seed 004's precomputed tables (Nodes, Weights, Legendre, Derivatives,
+  /// Extremes), only checked against the computed ones; empty = not given.
+  Mat nodes, weights, legendre, derivatives, extremes;
   bool initial_projection_error = false;  ///< InitialProjection = "error"
   octave_value output_fcn;
   Array<octave_idx_type> output_sel;  ///< zero-based; empty: all components
@@ -77,6 +81,21 @@ class OptionReader {
     return dflt;
   }
 
+  /// A real finite matrix, or an empty one when absent.
+  Mat matrix(const char* name) const {
+    if (!has(name)) return Mat();
+    const octave_value v = map_.getfield(name);
+    if (!v.isnumeric() || !v.isreal() || v.ndims() != 2) bad(name, "a real matrix");
+    const Matrix a = v.matrix_value();
+    Mat m(a.rows(), a.cols());
+    for (octave_idx_type j = 0; j < a.cols(); ++j)
+      for (octave_idx_type i = 0; i < a.rows(); ++i) {
+        if (!std::isfinite(a(i, j))) bad(name, "finite");
+        m(i, j) = a(i, j);
+      }
+    return m;
+  }
+
   octave_value function(const char* name) const {
     if (!has(name)) return octave_value();
     const octave_value v = map_.getfield(name);
@@ -103,6 +122,7 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   s.fns.G = r.function("ConstraintGradFcn");
   s.fns.GH = r.function("ConstraintHessFcn");
   s.fns.m = r.integer("ConstraintsNb", 0, 1);
+  s.newton_tol_given = r.has("NewtonTol");
   s.newton.tol = r.real_scalar("NewtonTol", s.newton.tol, true);
   s.newton.max_iterations = r.integer("MaxNewtonIterations", s.newton.max_iterations, 1);
 
@@ -131,6 +151,11 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   }
   s.q_dofs = r.integer("Q_DoFs", 0, 2);
   s.p_dofs = r.integer("P_DoFs", 0, 1);
+  s.nodes = r.matrix("Nodes");
+  s.weights = r.matrix("Weights");
+  s.legendre = r.matrix("Legendre");
+  s.derivatives = r.matrix("Derivatives");
+  s.extremes = r.matrix("Extremes");
   s.output_fcn = r.function("OutputFcn");
   if (r.has("OutputSel")) {
     const octave_value v = r.get("OutputSel");

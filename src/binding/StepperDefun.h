@@ -2,7 +2,8 @@
 // stepper calling convention (as runge_kutta_45_dorpri):
 //   [t_next, x_next, x_est, k] = stepper (f, t, x, dt, options, k_vals, t_next)
 // x_next: one step of dt.  x_est (computed only when asked): two steps of
-// dt/2, so (x_est - x_next) / (2^p - 1) estimates the local error of x_est.
+// dt/2, so (x_est - x_next) / (2^p - 1) estimates the local error of x_est;
+// for a method with its own companion (SPVI), that more accurate solution.
 // k: the force cache at x_next (the p-part of f, or the acceleration), which
 // can be passed back as k_vals to save a call of f.  Extra arguments of f are
 // read from options.funarguments (a cell), as Octave's steppers do.
@@ -61,10 +62,17 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     if (nargout > 1) r(1) = to_column(to.x);
     if (nargout > 2) {
       Point mid(n), est(n);
-      st = stepper->step(from, 0.5 * dt, mid);
-      if (st == StepStatus::Success) st = stepper->step(mid, 0.5 * dt, est);
+      if (stepper->has_error_estimate()) {
+        // The method's own companion solution (SPVI: Q+1 modes, P+1 nodes).
+        Vec err(n);
+        st = stepper->step_with_error(from, dt, est, err);
+        est.x = est.x + err;
+      } else {
+        st = stepper->step(from, 0.5 * dt, mid);
+        if (st == StepStatus::Success) st = stepper->step(mid, 0.5 * dt, est);
+      }
       if (st != StepStatus::Success)
-        error_with_id("odepkg:stepFailed", "%s: %s in the half steps from t = %g", method, describe(st), t);
+        error_with_id("odepkg:stepFailed", "%s: %s in the error estimate from t = %g", method, describe(st), t);
       r(2) = to_column(est.x);
     }
     if (nargout > 3) r(3) = to.has_force ? octave_value(to_column(to.force)) : octave_value(Matrix());

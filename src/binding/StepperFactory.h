@@ -4,6 +4,7 @@
 
 #include "Rattle.hpp"
 #include "Settings.h"
+#include "SpectralVariational.hpp"
 #include "StormerVerlet.hpp"
 #include "SymplecticEuler.hpp"
 #include "VelocityVerlet.hpp"
@@ -12,6 +13,31 @@
 #include <string>
 
 namespace odepkg::binding {
+
+/// SPVI with Q_DoFs modes and P_DoFs nodes.  Defaults: P = Q - 1 (the
+/// P-stage Gauss collocation method, order 2P, the best order for its Q and
+/// the Jacobian's condition independent of h); Q = 3, P = 2 (order 4) when
+/// neither is given.  Q >= 4 asks for a tighter Newton tolerance by default:
+/// the step's error falls below 1e-12 long before the run's error does.
+inline std::unique_ptr<Stepper> make_spectral(HamiltonianProblem& problem, const Settings& s) {
+  int q = s.q_dofs, p = s.p_dofs;
+  if (q == 0 && p == 0) q = 3, p = 2;
+  else if (p == 0) p = q - 1;
+  else if (q == 0) q = p + 1;
+  NewtonOptions newton = s.newton;
+  if (!s.newton_tol_given && q >= 4) newton.tol = 1e-14;
+  auto stepper = std::make_unique<SpectralVariational>(problem, q, p, newton);
+  auto given = [](const Mat& m) { return m.size() > 0 ? &m : nullptr; };
+  UserSpectralTables user{given(s.nodes), given(s.weights), given(s.legendre), given(s.derivatives),
+                          given(s.extremes)};
+  const double dev = max_table_deviation(stepper->tables(), user);
+  if (dev > 1e-9)
+    throw InputError("invalidOption",
+                     "the given Nodes/Weights/Legendre/Derivatives/Extremes differ from the Gauss-Legendre "
+                     "tables for Q_DoFs = " + std::to_string(q) + ", P_DoFs = " + std::to_string(p) +
+                         " by " + std::to_string(dev) + " (omit them: they are computed)");
+  return stepper;
+}
 
 inline std::unique_ptr<Stepper> make_stepper(const std::string& method, HamiltonianProblem& problem,
                                              const Settings& s) {
@@ -26,6 +52,7 @@ inline std::unique_ptr<Stepper> make_stepper(const std::string& method, Hamilton
                        "the options ConstraintFcn and ConstraintsNb are required (holonomic constraints g(q) = 0)");
     return std::make_unique<Rattle>(problem, s.explicit_scheme, method == "shake", s.newton);
   }
+  if (method == "spectral_var_int") return make_spectral(problem, s);
   throw InputError("invalidInput", "unknown method \"" + method + "\"");
 }
 

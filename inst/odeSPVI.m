@@ -1,0 +1,151 @@
+## Copyright (C) 2026 The odepkg developers
+## SPDX-License-Identifier: GPL-3.0-or-later
+
+## -*- texinfo -*-
+## @deftypefn  {} {[@var{t}, @var{y}] =} odeSPVI (@var{fcn}, @var{tspan}, @var{y0})
+## @deftypefnx {} {[@var{t}, @var{y}] =} odeSPVI (@var{fcn}, @var{tspan}, @var{y0}, @var{opts})
+## @deftypefnx {} {[@var{t}, @var{y}] =} odeSPVI (@dots{}, @var{par1}, @var{par2}, @dots{})
+## @deftypefnx {} {@var{sol} =} odeSPVI (@dots{})
+## @deftypefnx {} {} odeSPVI (@dots{})
+## Solve Hamilton's equations with a spectral variational integrator
+## (seed 004; Marsden and West, @cite{Discrete mechanics and variational
+## integrators}): on each step q is a polynomial with @qcode{"Q_DoFs"}
+## Legendre modes and the action is approximated by Gauss--Legendre
+## quadrature with @qcode{"P_DoFs"} nodes; the discrete Hamilton equations
+## are solved by Newton's method (analytic Jacobian from
+## @qcode{"HamiltonianHessFcn"} when given, finite differences otherwise).
+## The map is symplectic for any general H(q, p).  @var{y0} = [q0; p0] and
+## @code{@var{fcn} (@var{t}, [q; p])} returns [dH/dp; -dH/dq].
+##
+## The order is min (2 (Q_DoFs @minus{} 1), 2 P_DoFs), and P_DoFs >=
+## Q_DoFs @minus{} 1 is required (with fewer nodes the discrete equations are
+## ill-posed).  P_DoFs = Q_DoFs @minus{} 1 gives the P-stage Gauss collocation
+## method, the highest order for the work; it is the default when only
+## Q_DoFs is given, and Q_DoFs = 3, P_DoFs = 2 (order 4) when neither is.
+## For Q_DoFs >= 4 the default @qcode{"NewtonTol"} is 1e-14 instead of 1e-12.
+##
+## The seed's tables @qcode{"Nodes"}, @qcode{"Weights"}, @qcode{"Legendre"},
+## @qcode{"Derivatives"} and @qcode{"Extremes"} may still be given: they are
+## checked against the tables computed in C++ (an error if they differ).
+## In adaptive mode the local error is estimated as in seed 004, by the same
+## step with one more mode and one more node, started from the step's own
+## solution.
+##
+## Time modes, as in odepkg:
+## @itemize
+## @item @var{tspan} = [t0 tf]: adaptive steps, the local error estimated by
+## the step with one more mode and one more node (above) and controlled with
+## @qcode{"RelTol"}, @qcode{"AbsTol"}, @qcode{"NormControl"},
+## @qcode{"InitialStep"} and @qcode{"MaxStep"} as in @code{ode45}; every
+## accepted step is output.  With @qcode{"TimeStepSize"} (or
+## @qcode{"TimeStepNumber"}) fixed steps instead, the last one shortened to
+## end on tf.  Fixed steps keep the long-time energy behaviour of a
+## symplectic method; variable steps give it up.
+## @item @var{tspan} with more than two times: output exactly at those times
+## (steps are shortened to land on them; no interpolation).
+## @item scalar @var{tspan} = t0 with @qcode{"TimeStepSize"} h and
+## @qcode{"TimeStepNumber"} N: N fixed steps, every one output.
+## @end itemize
+##
+## @var{opts} is a struct from @code{odepkgset} (or @code{odeset}).  Extra
+## arguments @var{par1}, @dots{} are passed to every user function.  The
+## outputs are those of @code{ode45}: a column @var{t} and one row of
+## @var{y} per time, or a struct @var{sol} with fields @code{x}, @code{y},
+## @code{solver} and @code{stats} (counted calls, steps, Newton iterations).
+## @qcode{"OutputFcn"}/@qcode{"OutputSel"} are honoured (@code{odeplot}
+## when there is no output argument); @qcode{"Stats"}, @qcode{"on"} prints
+## the counts.  If a step fails midway (Newton diverges, step size
+## underflow, non-finite values), the solution computed so far is returned
+## with a warning @code{odepkg:integrationFailed} naming t and the cause.
+##
+## Example:
+## @example
+## f = @@(t, x) [x(2); -sin(x(1))];               # pendulum H = p^2/2 - cos q
+## opts = odepkgset ("Q_DoFs", 4, "P_DoFs", 3, "TimeStepSize", 0.1, "TimeStepNumber", 1000);
+## [t, y] = odeSPVI (f, 0, [1; 0], opts);
+## max (abs (y(:,2).^2/2 - cos (y(:,1)) + cos (1)))   # bounded energy error
+## @end example
+## @seealso{odeSV, spectral_var_int, odepkgset}
+## @end deftypefn
+
+function varargout = odeSPVI (fcn, tspan, y0, opts = [], varargin)
+
+  if (nargin < 3)
+    print_usage ();
+  endif
+  varargout = odepkg_driver ("odeSPVI", "spectral_var_int", nargout, fcn, tspan, y0, opts, varargin);
+
+endfunction
+
+%!shared kepler, x0, H
+%! ## Kepler problem, eccentricity 0.5: H = |p|^2/2 - 1/|q|, period 2 pi
+%! kepler = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%! x0 = [0.5; 0; 0; sqrt(3)];
+%! H = @(y) sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
+
+%!test
+%! ## global order min(2(Q-1), 2P), fitted over three step sizes, one period
+%! for qp = [2 2 2; 3 2 4; 4 3 6].'
+%!   for k = 1:3
+%!     N = 50 * 2^k;
+%!     o = odepkgset ("Q_DoFs", qp(1), "P_DoFs", qp(2), "TimeStepSize", 2*pi/N,
+%!                    "TimeStepNumber", N);
+%!     [~, y] = odeSPVI (kepler, 0, x0, o);
+%!     e(k) = norm (y(end,:)' - x0);
+%!   endfor
+%!   p = polyfit (log ([1 2 4]), -log (e), 1)(1);
+%!   assert (p, qp(3), 0.35);
+%! endfor
+
+%!test
+%! ## symplectic: energy error bounded, no drift over 200 periods
+%! o = odepkgset ("TimeStepSize", 2*pi/100, "TimeStepNumber", 20000);
+%! [t, y] = odeSPVI (kepler, 0, x0, o);
+%! dH = abs (H (y) - H (x0'));
+%! assert (max (dH) < 1e-3);
+%! assert (max (dH(end-2000:end)) < 1.5 * max (dH(1:2000)) + 1e-12);
+
+%!test
+%! ## adaptive, error per step controlled: the global error falls like
+%! ## tol^(p/(p+1)) = tol^0.8 for the default order p = 4
+%! tols = [1e-6 1e-10];
+%! for k = 1:2
+%!   sol = odeSPVI (kepler, [0 2*pi], x0, odepkgset ("RelTol", tols(k), "AbsTol", tols(k)));
+%!   e(k) = norm (sol.y(:,end) - x0);
+%!   n(k) = sol.stats.nsteps;
+%!   assert (sol.x(end), 2*pi, 1e-12);
+%! endfor
+%! assert (log (e(1) / e(2)) / log (tols(1) / tols(2)), 0.8, 0.15);
+%! assert (n(2) / n(1), 10^(4/5), 2);
+
+%!test
+%! ## analytic Hessian and finite differences give the same steps
+%! hess = @(t, x) blkdiag ((eye(2) - 3 * x(1:2) * x(1:2)' / norm(x(1:2))^2) / norm(x(1:2))^3, eye(2));
+%! o = odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 40);
+%! [~, a] = odeSPVI (kepler, 0, x0, o);
+%! sol = odeSPVI (kepler, 0, x0, odepkgset (o, "HamiltonianHessFcn", hess));
+%! assert (sol.y', a, 1e-9);
+%! assert (sol.stats.nhessevals > 0);
+%! assert (sol.stats.nfdjacobians, 0);
+
+%!test
+%! ## output at requested times, extra parameters passed to f
+%! f = @(t, x, w) [x(2); -w^2 * x(1)];
+%! [t, y] = odeSPVI (f, [0 0.5 1 2], [1; 0], odepkgset ("TimeStepSize", 0.01), 3);
+%! assert (t, [0; 0.5; 1; 2]);
+%! assert (y(:,1), cos (3 * t), 1e-8);
+
+%!error <"Q_DoFs" must be an integer> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 1))
+%!error <"P_DoFs" must be at least Q_DoFs - 1> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 5, "P_DoFs", 2))
+%!error <differ from the Gauss-Legendre> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 3, "P_DoFs", 2, "Nodes", [-0.5; 0.5]))
+%!error <Y0 must have even length> [t, y] = odeSPVI (kepler, [0 1], [1; 2; 3])
+
+%!demo
+%! ## Kepler orbit over 100 periods with a 6th-order SPVI: bounded energy error
+%! kepler = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%! x0 = [0.5; 0; 0; sqrt(3)];
+%! opts = odepkgset ("Q_DoFs", 4, "P_DoFs", 3, "TimeStepSize", 2*pi/50, "TimeStepNumber", 5000);
+%! [t, y] = odeSPVI (kepler, 0, x0, opts);
+%! H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
+%! semilogy (t, abs (H - H(1)) + eps);
+%! xlabel ("t");  ylabel ("|H - H_0|");  title ("odeSPVI (Q = 4, P = 3), h = T/50");

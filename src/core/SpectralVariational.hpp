@@ -1,0 +1,438 @@
+// SpectralVariational.hpp — spectral variational integrator (seed 004,
+// odeSPVI / spectral_var_int; Marsden & West, Acta Numerica 10 (2001);
+// Hall & Leok, "Spectral variational integrators", Numer. Math. 130 (2015)).
+//
+// On [t_k, t_k + h], z = 2 (t - t_k)/h - 1 in [-1, 1], q is a polynomial in
+// Q = q_dofs Legendre modes, q(z) = sum_i q^i l_i(z), and the action is
+// approximated by P = p_dofs point Gauss–Legendre quadrature (z_j, w_j).
+// Stationarity of the discrete action with the end points q_k, q_{k+1}
+// fixed, written with nodal momenta p_j, gives (seed 004) for the unknowns
+//   y = [q^0 .. q^{Q-1}, p_0 .. p_{P-1}, q_{k+1}, p_{k+1}]   (each in R^d):
+//   R_s = sum_j w_j [ l_s'(z_j) p_j - h/2 l_s(z_j) H_q(Q_j, p_j) ]
+//         + l_s(-1) p_k - l_s(1) p_{k+1}                          (s < Q)
+//   R_r = h/2 H_p(Q_r, p_r) - sum_i l_i'(z_r) q^i                   (r < P)
+//   R_a = sum_i l_i(-1) q^i - q_k,   R_b = sum_i l_i(1) q^i - q_{k+1},
+// with Q_j = sum_i l_i(z_j) q^i and H_q, H_p = -f_p, f_q of f(t_j, [Q_j; p_j])
+// at the node times t_j = t_k + h (1 + z_j)/2 (the seed evaluated every node
+// at t_k).  R_r is the seed's equation times h/2 (same solution, rows O(1)).
+//
+// Jacobian (the seed omits it), with the Hessian blocks H_qq, H_qp, H_pq,
+// H_pp of H at node j and dQ_j/dq^i = l_i(z_j) I:
+//   dR_s/dq^i = -h/2 sum_j w_j l_s(z_j) l_i(z_j) H_qq(j)
+//   dR_s/dp_j = w_j ( l_s'(z_j) I - h/2 l_s(z_j) H_qp(j) ),  dR_s/dp_{k+1} = -l_s(1) I
+//   dR_r/dq^i = h/2 l_i(z_r) H_pq(r) - l_i'(z_r) I,          dR_r/dp_r = h/2 H_pp(r)
+//   dR_a/dq^i = l_i(-1) I,  dR_b/dq^i = l_i(1) I,  dR_b/dq_{k+1} = -I.
+// The Hessians come from HamiltonianProblem::hamiltonian_hessian: the user's
+// HamiltonianHessFcn, else forward differences of f (2d + 1 calls per node,
+// counted in Stats::fd_jacobians).  Newton keeps its LU across steps of the
+// same h (NewtonSolver).
+//
+// Order (measured in test/core/spvi_test.cc on Kepler and the pendulum):
+//   order = min(2 (Q - 1), 2 P),
+// the rule for Galerkin variational integrators with degree-(Q-1) polynomials
+// and a quadrature of order 2P (Ober-Blöbaum & Saake, Adv. Comput. Math. 43
+// (2017)); for P = Q - 1 the map is the P-stage Gauss collocation method.
+// P >= Q - 1 is required (constructor): the quadrature must see every mode
+// vanishing at z = ±1 (sum_j w_j |qdot(z_j)|^2 definite on them).  With fewer
+// nodes the equations are ill-posed: the Jacobian is singular for every h
+// when Q >= 2P + 2, and Newton failed on Kepler for (3,1), (4,2), (5,2) and
+// needed ~17 iterations per step for (5,3).  For P = Q - 1 the Jacobian's
+// condition is independent of h; for P >= Q it grows like 1/h.
+//
+// Starting guess: the previous step's polynomials q(z) and p (through p_k,
+// the nodal p_j and p_{k+1}) re-evaluated on the new interval (extrapolated
+// after an accepted step, interpolated after a rejected one); without a
+// previous step, one Euler-like step from f(t_k, x_k).
+//
+// Error estimate (seed 004): the same step with Q+1 modes and P+1 nodes,
+// started from the low-order solution (modes padded with a zero, nodal
+// momenta interpolated by the polynomial through p_k, p_j, p_{k+1} rather
+// than the seed's averages); err = x_high - x_low, the low-order local error
+// up to O(h^{order+3}).
+//
+// Newton: NewtonSolver keeps the LU across steps of the same h (fixed steps:
+// one Jacobian per run was typical in the tests); a factorization for another
+// h is dropped, which measured cheaper in adaptive runs than iterating with a
+// stale one (the Jacobian depends on h, not just through a factor).
+#ifndef ODEPKG_SPECTRAL_VARIATIONAL_HPP
+#define ODEPKG_SPECTRAL_VARIATIONAL_HPP
+
+#include "GaussLegendre.hpp"
+#include "NewtonSolver.hpp"
+#include "Stepper.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace odepkg {
+namespace detail {
+
+/// The discrete Hamilton equations of one (Q, P) spectral step, F(y) = 0,
+/// with all storage sized once.
+class SpviSystem {
+ public:
+  SpviSystem(HamiltonianProblem& pb, int q_dofs, int p_dofs, NewtonOptions opts)
+      : y((q_dofs + p_dofs + 2) * pb.dim()),
+        pb_(pb),
+        d_(pb.dim()),
+        Q_(q_dofs),
+        P_(p_dofs),
+        tab_(q_dofs, p_dofs),
+        newton_((q_dofs + p_dofs + 2) * pb.dim(), &pb.stats(), opts),
+        X_(2 * pb.dim(), p_dofs),
+        F_(2 * pb.dim(), p_dofs),
+        hess_(p_dofs, Mat(2 * pb.dim(), 2 * pb.dim())) {}
+
+  int size() const { return static_cast<int>(y.size()); }
+  int q_dofs() const { return Q_; }
+  int p_dofs() const { return P_; }
+  const SpectralTables& tables() const { return tab_; }
+  int iq(int i) const { return i * d_; }          ///< offset of mode q^i
+  int ip(int j) const { return (Q_ + j) * d_; }   ///< offset of nodal p_j
+  int iq1() const { return (Q_ + P_) * d_; }       ///< offset of q_{k+1}
+  int ip1() const { return (Q_ + P_ + 1) * d_; }   ///< offset of p_{k+1}
+  /// Node states [Q_j; p_j] (columns) and f there, at the last residual.
+  const Mat& node_states() const { return X_; }
+  const Mat& node_fields() const { return F_; }
+  const NewtonSolver& newton() const { return newton_; }
+  void reset() { newton_.invalidate(); }
+
+  /// r = F(yy) for the step of size h from x_k at t0.  False if non-finite.
+  bool residual(double t0, double h, const ConstVecRef& xk, const ConstVecRef& yy, VecRef r) {
+    const int d = d_;
+    const double hh = 0.5 * h;
+    node_positions(yy);
+    for (int j = 0; j < P_; ++j) {
+      X_.col(j).tail(d) = yy.segment(ip(j), d);
+      if (!pb_.field(t0 + hh * (1.0 + tab_.z(j)), X_.col(j), F_.col(j))) return false;
+    }
+    for (int s = 0; s < Q_; ++s) {  // R_s; F_ p-part = -H_q
+      auto rs = r.segment(iq(s), d);
+      rs = tab_.C(0, s) * xk.tail(d) - tab_.C(1, s) * yy.segment(ip1(), d);
+      for (int j = 0; j < P_; ++j)
+        rs += (tab_.w(j) * tab_.D(j, s)) * yy.segment(ip(j), d) +
+              (hh * tab_.w(j) * tab_.L(j, s)) * F_.col(j).tail(d);
+    }
+    for (int k = 0; k < P_; ++k) {  // R_r; F_ q-part = H_p
+      auto rr = r.segment(ip(k), d);
+      rr = hh * F_.col(k).head(d);
+      for (int i = 0; i < Q_; ++i) rr -= tab_.D(k, i) * yy.segment(iq(i), d);
+    }
+    auto ra = r.segment(iq1(), d);
+    auto rb = r.segment(ip1(), d);
+    ra = -xk.head(d);
+    rb = -yy.segment(iq1(), d);
+    for (int i = 0; i < Q_; ++i) {
+      ra += tab_.C(0, i) * yy.segment(iq(i), d);
+      rb += tab_.C(1, i) * yy.segment(iq(i), d);
+    }
+    return r.allFinite();
+  }
+
+  /// J = dF/dy at yy (formulas in the header comment).
+  bool jacobian(double t0, double h, const ConstVecRef& yy, MatRef J) {
+    const int d = d_;
+    const double hh = 0.5 * h;
+    ++pb_.stats().jacobian_evals;
+    node_positions(yy);
+    for (int j = 0; j < P_; ++j) {
+      X_.col(j).tail(d) = yy.segment(ip(j), d);
+      if (!pb_.hamiltonian_hessian(t0 + hh * (1.0 + tab_.z(j)), X_.col(j), hess_[j])) return false;
+    }
+    J.setZero();
+    for (int s = 0; s < Q_; ++s) {
+      for (int j = 0; j < P_; ++j) {
+        const Mat& H = hess_[j];
+        const double a = hh * tab_.w(j) * tab_.L(j, s);
+        for (int i = 0; i < Q_; ++i) J.block(iq(s), iq(i), d, d) -= (a * tab_.L(j, i)) * H.topLeftCorner(d, d);
+        auto b = J.block(iq(s), ip(j), d, d);
+        b = -a * H.topRightCorner(d, d);
+        b.diagonal().array() += tab_.w(j) * tab_.D(j, s);
+      }
+      J.block(iq(s), ip1(), d, d).diagonal().array() -= tab_.C(1, s);
+    }
+    for (int k = 0; k < P_; ++k) {
+      const Mat& H = hess_[k];
+      for (int i = 0; i < Q_; ++i) {
+        auto b = J.block(ip(k), iq(i), d, d);
+        b = (hh * tab_.L(k, i)) * H.bottomLeftCorner(d, d);
+        b.diagonal().array() -= tab_.D(k, i);
+      }
+      J.block(ip(k), ip(k), d, d) = hh * H.bottomRightCorner(d, d);
+    }
+    for (int i = 0; i < Q_; ++i) {
+      J.block(iq1(), iq(i), d, d).diagonal().array() += tab_.C(0, i);
+      J.block(ip1(), iq(i), d, d).diagonal().array() += tab_.C(1, i);
+    }
+    J.block(ip1(), iq1(), d, d).diagonal().array() -= 1.0;
+    return J.allFinite();
+  }
+
+  /// Newton from the guess in y; on success y is the solution and the node
+  /// states/fields are those of y.
+  StepStatus solve(double t0, double h, const ConstVecRef& xk) {
+    // J depends on h non-linearly: a factorization for another h is dropped.
+    if (newton_.has_factorization() && std::abs(h - h_lu_) > 1e-10 * std::abs(h)) newton_.invalidate();
+    auto F = [&](const ConstVecRef& yy, VecRef r) { return residual(t0, h, xk, yy, r); };
+    auto J = [&](const ConstVecRef& yy, MatRef jac) {
+      h_lu_ = h;
+      return jacobian(t0, h, yy, jac);
+    };
+    return newton_.solve(F, J, y);
+  }
+
+  Vec y;  ///< the unknowns: the guess before solve(), the solution after
+
+ private:
+  /// X_ q-parts: Q_j = sum_i l_i(z_j) q^i.
+  void node_positions(const ConstVecRef& yy) {
+    for (int j = 0; j < P_; ++j) {
+      auto xq = X_.col(j).head(d_);
+      xq.setZero();
+      for (int i = 0; i < Q_; ++i) xq += tab_.L(j, i) * yy.segment(iq(i), d_);
+    }
+  }
+
+  HamiltonianProblem& pb_;
+  int d_, Q_, P_;
+  SpectralTables tab_;
+  NewtonSolver newton_;
+  Mat X_, F_;
+  std::vector<Mat> hess_;
+  double h_lu_ = 0.0;
+};
+
+/// Lagrange basis through the points xs at x: out(m) = prod_{n != m} (x - xs_n)/(xs_m - xs_n).
+inline void lagrange_basis(const Vec& xs, const Vec& denom, double x, VecRef out) {
+  const Eigen::Index n = xs.size();
+  for (Eigen::Index m = 0; m < n; ++m) {
+    double v = 1.0;
+    for (Eigen::Index k = 0; k < n; ++k)
+      if (k != m) v *= x - xs(k);
+    out(m) = v / denom(m);
+  }
+}
+
+}  // namespace detail
+
+class SpectralVariational final : public Stepper {
+ public:
+  SpectralVariational(HamiltonianProblem& problem, int q_dofs, int p_dofs, NewtonOptions newton = {})
+      : Stepper(problem),
+        d_(problem.dim()),
+        Q_(checked(q_dofs, p_dofs)),
+        P_(p_dofs),
+        low_(problem, q_dofs, p_dofs, newton),
+        high_(problem, q_dofs + 1, p_dofs + 1, newton),
+        work_(problem.state_size()),
+        xa_(problem.state_size()),
+        xb_(problem.state_size()),
+        xh_(problem.state_size()),
+        prev_y_(low_.size()),
+        tmp_(problem.dim()),
+        lv_(q_dofs),
+        xs_(p_dofs + 2),
+        den_(p_dofs + 2),
+        lb_(p_dofs + 2),
+        Ip_(p_dofs + 1, p_dofs + 2) {
+    gauss_legendre(Q_, eta_, omega_);  // projection onto the Q modes, exact for degree <= 2Q-1
+    Lq_.resize(Q_, Q_);
+    for (int m = 0; m < Q_; ++m) {
+      legendre(eta_(m), Q_, lv_.data());
+      Lq_.row(m) = lv_.transpose();
+    }
+    // Momentum interpolation points of a step: -1, the Gauss nodes, +1.
+    xs_(0) = -1.0;
+    xs_.segment(1, P_) = low_.tables().z;
+    xs_(P_ + 1) = 1.0;
+    for (int m = 0; m < P_ + 2; ++m) {
+      den_(m) = 1.0;
+      for (int k = 0; k < P_ + 2; ++k)
+        if (k != m) den_(m) *= xs_(m) - xs_(k);
+    }
+    for (int j = 0; j < P_ + 1; ++j) {
+      detail::lagrange_basis(xs_, den_, high_.tables().z(j), lb_);
+      Ip_.row(j) = lb_.transpose();
+    }
+  }
+
+  const char* name() const override { return "spectral_var_int"; }
+  /// min(2, 2 P), as measured (header comment).
+  int order() const override { return std::min(2 * (Q_ - 1), 2 * P_); }
+  bool has_error_estimate() const override { return true; }
+  void reset() override {
+    low_.reset();
+    high_.reset();
+    have_prev_ = false;
+  }
+
+  int q_dofs() const { return Q_; }
+  int p_dofs() const { return P_; }
+  const SpectralTables& tables() const { return low_.tables(); }
+
+  StepStatus step(Point& from, double h, Point& to) override {
+    const int d = d_;
+    Vec& y = low_.y;
+    if (!warm_guess(from, h)) {
+      // Cold start: q(z) = q_k + h/2 (1+z) H_p, p(z) = p_k - h/2 (1+z) H_q at x_k.
+      if (!problem_.field(from.t, from.x, work_)) return StepStatus::NonFinite;
+      from.force = work_.tail(d);
+      from.has_force = true;
+      y.setZero();
+      y.segment(low_.iq(0), d) = from.x.head(d) + (0.5 * h) * work_.head(d);
+      y.segment(low_.iq(1), d) = (0.5 * h) * work_.head(d);
+      for (int j = 0; j < P_; ++j)
+        y.segment(low_.ip(j), d) = from.x.tail(d) + (0.5 * h * (1.0 + low_.tables().z(j))) * work_.tail(d);
+      y.segment(low_.iq1(), d) = from.x.head(d) + h * work_.head(d);
+      y.segment(low_.ip1(), d) = from.x.tail(d) + h * work_.tail(d);
+    }
+    const StepStatus s = low_.solve(from.t, h, from.x);
+    if (s != StepStatus::Success) return s;
+    to.t = from.t + h;
+    to.x.head(d) = y.segment(low_.iq1(), d);
+    to.x.tail(d) = y.segment(low_.ip1(), d);
+    to.has_force = false;
+    if (!to.x.allFinite()) return StepStatus::NonFinite;
+    prev_y_ = y;
+    t_a_ = from.t;
+    h_a_ = h;
+    xa_ = from.x;
+    xb_ = to.x;
+    have_prev_ = true;
+    return StepStatus::Success;
+  }
+
+  StepStatus step_with_error(Point& from, double h, Point& to, VecRef err) override {
+    StepStatus s = step(from, h, to);
+    if (s != StepStatus::Success) return s;
+    s = estimate(from, h, to, xh_);
+    if (s != StepStatus::Success) return s;
+    err = xh_ - to.x;
+    return StepStatus::Success;
+  }
+
+  /// The same step with Q+1 modes and P+1 nodes (seed 004), started from the
+  /// low-order result `low` of step(from, h, low); x_high = its end point.
+  StepStatus estimate(Point& from, double h, const Point& low, Vec& x_high) {
+    const int d = d_;
+    if (x_high.size() != 2 * d) x_high.resize(2 * d);
+    Vec& Y = high_.y;
+    Y.setZero();
+    const bool same = have_prev_ && from.t == t_a_ && h == h_a_ && from.x == xa_ && low.x == xb_;
+    if (same) {
+      // Modes padded with a zero; momenta interpolated through p_k, p_j, p_{k+1}.
+      Y.head(Q_ * d) = prev_y_.head(Q_ * d);
+      for (int j = 0; j < P_ + 1; ++j) {
+        auto pj = Y.segment(high_.ip(j), d);
+        pj = Ip_(j, 0) * from.x.tail(d) + Ip_(j, P_ + 1) * low.x.tail(d);
+        for (int m = 0; m < P_; ++m) pj += Ip_(j, m + 1) * prev_y_.segment(low_.ip(m), d);
+      }
+    } else {
+      // Straight line between from and low.
+      Y.segment(high_.iq(0), d) = 0.5 * (from.x.head(d) + low.x.head(d));
+      Y.segment(high_.iq(1), d) = 0.5 * (low.x.head(d) - from.x.head(d));
+      for (int j = 0; j < P_ + 1; ++j) {
+        const double c = 0.5 * (1.0 + high_.tables().z(j));
+        Y.segment(high_.ip(j), d) = (1.0 - c) * from.x.tail(d) + c * low.x.tail(d);
+      }
+    }
+    Y.segment(high_.iq1(), d) = low.x.head(d);
+    Y.segment(high_.ip1(), d) = low.x.tail(d);
+    const StepStatus s = high_.solve(from.t, h, from.x);
+    if (s != StepStatus::Success) return s;
+    x_high.head(d) = Y.segment(high_.iq1(), d);
+    x_high.tail(d) = Y.segment(high_.ip1(), d);
+    return x_high.allFinite() ? StepStatus::Success : StepStatus::NonFinite;
+  }
+
+  /// q and p at the P quadrature nodes of the last successful step (columns,
+  /// d x P), at the times of node_times().  Local accuracy (measured): O(h^Q)
+  /// for P = Q - 1, only O(h^{Q-1}) for P >= Q (the nodal momenta are the
+  /// Legendre transform of the polynomial's velocity), below the step order.
+  void node_values(Mat& q_nodes, Mat& p_nodes) const {
+    q_nodes = low_.node_states().topRows(d_);
+    p_nodes = low_.node_states().bottomRows(d_);
+  }
+  /// t_k + h (1 + z_j)/2 of the last step.
+  void node_times(Vec& t) const {
+    t = ((t_a_ + 0.5 * h_a_) + (0.5 * h_a_) * low_.tables().z.array()).matrix();
+  }
+
+  // ---- diagnostics (tests) --------------------------------------------------
+  int system_size() const { return low_.size(); }
+  /// The unknowns y of the last step (layout in the header comment).
+  const Vec& solution() const { return low_.y; }
+  int last_iterations() const { return low_.newton().last_iterations(); }
+  bool system_residual(double t0, double h, const ConstVecRef& xk, const ConstVecRef& y, VecRef r) {
+    return low_.residual(t0, h, xk, y, r);
+  }
+  bool system_jacobian(double t0, double h, const ConstVecRef& y, MatRef J) {
+    return low_.jacobian(t0, h, y, J);
+  }
+
+ private:
+  static int checked(int q_dofs, int p_dofs) {
+    if (q_dofs < 2)
+      throw InputError("invalidOption", "option \"Q_DoFs\" must be at least 2 (q needs a mode beyond the constant)");
+    if (p_dofs < 1) throw InputError("invalidOption", "option \"P_DoFs\" must be at least 1");
+    if (p_dofs < q_dofs - 1)
+      throw InputError("invalidOption",
+                       "option \"P_DoFs\" must be at least Q_DoFs - 1: with fewer quadrature nodes the "
+                       "discrete equations are ill-posed");
+    return q_dofs;
+  }
+
+  /// Guess from the last solved step when `from` is its start or end point:
+  /// its q and p polynomials re-evaluated at the new nodes.
+  bool warm_guess(const Point& from, double h) {
+    if (!have_prev_) return false;
+    double off;  // from.t - t_a_
+    if (from.t == t_a_ && from.x == xa_)
+      off = 0.0;
+    else if (std::abs(from.t - (t_a_ + h_a_)) <= 1e-8 * std::abs(h_a_) && from.x == xb_)
+      off = h_a_;
+    else
+      return false;
+    const int d = d_;
+    Vec& y = low_.y;
+    auto xi = [&](double z) { return -1.0 + (2.0 * off + h * (1.0 + z)) / h_a_; };
+    // Modes: Gauss projection c_i = (2i+1)/2 sum_m omega_m l_i(eta_m) q_old(xi(eta_m)).
+    y.head(Q_ * d).setZero();
+    for (int m = 0; m < Q_; ++m) {
+      prev_q(xi(eta_(m)), tmp_);
+      for (int i = 0; i < Q_; ++i) y.segment(low_.iq(i), d) += (0.5 * (2 * i + 1) * omega_(m) * Lq_(m, i)) * tmp_;
+    }
+    for (int j = 0; j < P_; ++j) prev_p(xi(low_.tables().z(j)), y.segment(low_.ip(j), d));
+    prev_q(xi(1.0), y.segment(low_.iq1(), d));
+    prev_p(xi(1.0), y.segment(low_.ip1(), d));
+    return true;
+  }
+
+  /// The last step's q polynomial at (its) xi.
+  void prev_q(double xi, VecRef out) {
+    legendre(xi, Q_, lv_.data());
+    out.setZero();
+    for (int i = 0; i < Q_; ++i) out += lv_(i) * prev_y_.segment(low_.iq(i), d_);
+  }
+  /// The last step's momentum interpolant through (-1, p_k), (z_j, p_j), (1, p_{k+1}).
+  void prev_p(double xi, VecRef out) {
+    detail::lagrange_basis(xs_, den_, xi, lb_);
+    out = lb_(0) * xa_.tail(d_) + lb_(P_ + 1) * prev_y_.segment(low_.ip1(), d_);
+    for (int m = 0; m < P_; ++m) out += lb_(m + 1) * prev_y_.segment(low_.ip(m), d_);
+  }
+
+  int d_, Q_, P_;
+  detail::SpviSystem low_, high_;
+  Vec work_, xa_, xb_, xh_, prev_y_, tmp_, lv_;
+  Vec eta_, omega_;  // Q-point Gauss rule for the mode projection
+  Mat Lq_;           // l_i(eta_m)
+  Vec xs_, den_, lb_;  // momentum interpolation points, Lagrange denominators, basis values
+  Mat Ip_;             // low -> high nodal momenta interpolation
+  bool have_prev_ = false;
+  double t_a_ = 0.0, h_a_ = 0.0;  // start and size of the last step
+};
+
+}  // namespace odepkg
+
+#endif
