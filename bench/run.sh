@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Benchmarks (not tests): `make bench` builds and installs the package, then
+# runs this.  RUNS=n sets the number of timed runs (median reported).
+set -euo pipefail
+cd "$(dirname "$0")"
+octave-cli --norc --no-gui --no-history --eval "run_benchmarks (${RUNS:-5})"
