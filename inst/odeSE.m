@@ -97,11 +97,17 @@ endfunction
 %! A1 = det ([W(:,2) - W(:,1), W(:,3) - W(:,1)]);
 %! assert (A1, A0, 1e-4 * abs (A0));
 %!test
-%! ## Stats are counted: explicit SE costs 2 calls per step (+1 initial)
+%! ## Stats are counted.  Explicit SE: 1 initial call, 2 per step for the
+%! ## first 8 steps, then d + 1 = 2 probes of H_p (quadratic T detected) and
+%! ## 1 call per step; a non-quadratic T keeps 2 calls per step (+1 wasted).
 %! f = @(t, x) [x(2); -x(1)];
-%! sol = odeSE (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 10, "Explicit", "yes"));
-%! assert (sol.stats.nsteps, 10);
-%! assert (sol.stats.nfevals, 21);
+%! o = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 1000, "Explicit", "yes");
+%! sol = odeSE (f, 0, [1; 0], o);
+%! assert (sol.stats.nsteps, 1000);
+%! assert (sol.stats.nfevals, 1 + 2*8 + 2 + (1000 - 8));
+%! g = @(t, x) [x(2) / sqrt(1 + x(2)^2); -x(1)];   # T = sqrt (1 + p^2)
+%! sol = odeSE (g, 0, [1; 0], o);
+%! assert (sol.stats.nfevals, 1 + 2*1000 + 2 + 1);
 %!error <Invalid call> odeSE ()
 %!error <Y0 must have even length> odeSE (@(t, x) x, [0 1], 1)
 %!error <unknown option> odeSE (@(t, x) x, [0 1], [1; 0], odepkgset ("Explict", "yes"))

@@ -118,6 +118,22 @@ endfunction
 %! assert (e(3) < 2e-4);
 %! assert (sol.stats.nfevals > sol.stats.nsteps);
 %!test
+%! ## explicit SV with a non-quadratic T (relativistic pendulum,
+%! ## H = sqrt (1 + p^2) - cos q): the learned-velocity shortcut must notice
+%! ## and fall back, giving the same steps as the general (implicit) scheme
+%! f = @(t, x) [x(2) / sqrt(1 + x(2)^2); -sin(x(1))];
+%! o = odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 400);
+%! sol = odeSV (f, 0, [1; 0.5], odepkgset (o, "Explicit", "yes"));
+%! [~, yi] = odeSV (f, 0, [1; 0.5], odepkgset (o, "Explicit", "no", "NewtonTol", 1e-14));
+%! assert (sol.y', yi, 1e-11);
+%! assert (sol.stats.nfevals, 1 + 2*400 + 2 + 1);
+%! ## quadratic T: one call per step after learning, same steps as implicit
+%! f = @(t, x) [x(2) / 2; -sin(x(1))];
+%! sol = odeSV (f, 0, [1; 0.5], odepkgset (o, "Explicit", "yes"));
+%! [~, yi] = odeSV (f, 0, [1; 0.5], odepkgset (o, "Explicit", "no", "NewtonTol", 1e-14));
+%! assert (sol.y', yi, 1e-11);
+%! assert (sol.stats.nfevals, 1 + 2*8 + 2 + (400 - 8));
+%!test
 %! ## output exactly at requested times; backward in time
 %! f = @(t, x) [x(2); -x(1)];
 %! o = odepkgset ("TimeStepSize", 1e-3, "Explicit", "yes");

@@ -3,15 +3,18 @@
 //   p_{n+1/2} = p_n + h/2 f_p(t_n, q_n, p_{n+1/2})
 //   q_{n+1}   = q_n + h/2 (f_q(t_n, q_n, p_{n+1/2}) + f_q(t_{n+1}, q_{n+1}, p_{n+1/2}))
 //   p_{n+1}   = p_{n+1/2} + h/2 f_p(t_{n+1}, q_{n+1}, p_{n+1/2})
-// Explicit (separable H = T(p) + V(q)): two calls of f per step — one for
-// H_p(p_{n+1/2}), one for the force at q_{n+1}, which the next step reuses.
-// With one combined f(t, [q; p]) two calls are the minimum: each call yields
-// H_p or H_q at a point that depends on the previous call's result.
+// Explicit (separable H = T(p) + V(q)): one call of f per step when T is
+// quadratic (AffineVelocity predicts H_p(p_{n+1/2}) and the call for the
+// force at q_{n+1}, reused by the next step, checks it); two otherwise — one
+// for H_p(p_{n+1/2}), one for the force.  With a combined f(t, [q; p]) and a
+// general T two calls are the minimum: each yields H_p or H_q at a point that
+// depends on the previous call's result.
 // Implicit (general H): Newton on p_{n+1/2}, then on q_{n+1}; the values of f
 // needed afterwards come from Newton's last residual evaluation.
 #ifndef ODEPKG_STORMER_VERLET_HPP
 #define ODEPKG_STORMER_VERLET_HPP
 
+#include "AffineVelocity.hpp"
 #include "ImplicitStage.hpp"
 #include "Stepper.hpp"
 
@@ -33,7 +36,10 @@ class StormerVerlet final : public Stepper {
         a_(problem.dim()),
         fq0_(problem.dim()),
         dp_(Vec::Zero(problem.dim())),
-        dq_(Vec::Zero(problem.dim())) {}
+        dq_(Vec::Zero(problem.dim())),
+        velocity_(problem.dim()) {
+    if (!explicit_) velocity_.disable();
+  }
 
   const char* name() const override { return "stormer_verlet"; }
   int order() const override { return 2; }
@@ -55,9 +61,24 @@ class StormerVerlet final : public Stepper {
     to.t = from.t + h;
     y_.head(d) = from.x.head(d);
     y_.tail(d) = from.x.tail(d) + (0.5 * h) * from.force;   // p_{n+1/2}
+    if (velocity_.prepare(problem_, from.t, from.x)) {
+      // One call: H_p(p_{n+1/2}) predicted, checked by the call at q_{n+1}.
+      y_.head(d) += h * velocity_.predict(y_.tail(d));      // q_{n+1}
+      if (problem_.field(to.t, y_, work_) && velocity_.confirm(y_.tail(d), work_.head(d)))
+        return finish(to, h);
+      velocity_.disable();
+      y_.head(d) = from.x.head(d);
+    }
     if (!problem_.field(from.t + 0.5 * h, y_, work_)) return StepStatus::NonFinite;
     y_.head(d) += h * work_.head(d);                          // q_{n+1}
     if (!problem_.field(to.t, y_, work_)) return StepStatus::NonFinite;
+    return finish(to, h);
+  }
+
+  /// p_{n+1} = p_{n+1/2} + h/2 f_p(t_{n+1}, q_{n+1}), with y_ = [q_{n+1};
+  /// p_{n+1/2}] and work_ = f there; the force is kept for the next step.
+  StepStatus finish(Point& to, double h) {
+    const int d = problem_.dim();
     to.force = work_.tail(d);
     to.has_force = true;
     to.x.head(d) = y_.head(d);
@@ -115,6 +136,7 @@ class StormerVerlet final : public Stepper {
   ImplicitStage stage_p_, stage_q_;
   Vec work_, y_, P_, Q_, phi_, a_, fq0_, dp_, dq_;
   double h_prev_ = 0.0;
+  AffineVelocity velocity_;
 };
 
 }  // namespace odepkg

@@ -3,10 +3,11 @@
 //   q_{n+1} = q_n + h f_q(t_n, q_n, p_{n+1}),
 // with f = [f_q; f_p] = [H_p; -H_q].  Explicit for separable H (f_p
 // independent of p): two calls of f per step, the force at q_{n+1} being
-// reused by the next step.  Implicit (general H): Newton on p_{n+1}.
+// reused by the next step; one when T(p) is quadratic (AffineVelocity).  Implicit (general H): Newton on p_{n+1}.
 #ifndef ODEPKG_SYMPLECTIC_EULER_HPP
 #define ODEPKG_SYMPLECTIC_EULER_HPP
 
+#include "AffineVelocity.hpp"
 #include "ImplicitStage.hpp"
 #include "Stepper.hpp"
 
@@ -23,7 +24,10 @@ class SymplecticEuler final : public Stepper {
         y_(problem.state_size()),
         P_(problem.dim()),
         phi_(problem.dim()),
-        dp_(Vec::Zero(problem.dim())) {}
+        dp_(Vec::Zero(problem.dim())),
+        velocity_(problem.dim()) {
+    if (!explicit_) velocity_.disable();
+  }
 
   const char* name() const override { return "symplectic_euler"; }
   int order() const override { return 1; }
@@ -39,6 +43,17 @@ class SymplecticEuler final : public Stepper {
       if (!ensure_force(from, work_)) return StepStatus::NonFinite;
       y_.head(d) = from.x.head(d);
       y_.tail(d) = from.x.tail(d) + h * from.force;       // p_{n+1}
+      if (velocity_.prepare(problem_, from.t, from.x)) {
+        // One call: H_p(p_{n+1}) predicted, checked by the call at q_{n+1}.
+        to.x.head(d) = from.x.head(d) + h * velocity_.predict(y_.tail(d));
+        to.x.tail(d) = y_.tail(d);
+        if (problem_.field(to.t, to.x, work_) && velocity_.confirm(y_.tail(d), work_.head(d))) {
+          to.force = work_.tail(d);
+          to.has_force = true;
+          return StepStatus::Success;
+        }
+        velocity_.disable();
+      }
       if (!problem_.field(from.t, y_, work_)) return StepStatus::NonFinite;
       to.x.head(d) = from.x.head(d) + h * work_.head(d);  // q_{n+1}
       to.x.tail(d) = y_.tail(d);
@@ -76,6 +91,7 @@ class SymplecticEuler final : public Stepper {
   ImplicitStage stage_;
   Vec work_, y_, P_, phi_, dp_;
   double h_prev_ = 0.0;
+  AffineVelocity velocity_;
 };
 
 }  // namespace odepkg

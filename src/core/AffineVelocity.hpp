@@ -1,0 +1,92 @@
+// AffineVelocity.hpp — a learned, per-step verified model H_p(p) = A p + b
+// of the velocity of a separable H = T(p) + V(q) with quadratic kinetic
+// energy T = p'A p/2 + b'p (the usual T = p'M^{-1}p/2: A = M^{-1}, b = 0).
+//
+// Why: with one combined f(t, [q; p]) = [H_p; -H_q], an explicit Störmer–
+// Verlet or symplectic Euler step needs H_p at p_{n+1/2} before it can move
+// q, and the force at q_{n+1} after: two dependent calls of f.  When H_p is
+// affine, the first is A p_{n+1/2} + b, and the one call at
+// [q_{n+1}; p_{n+1/2}] that yields the force also returns the true
+// H_p(p_{n+1/2}): the prediction is checked on every step at no cost.  A step
+// whose check fails (T not quadratic, H_p depending on t or q) is redone the
+// two-call way by the caller, and the model is dropped for good.
+//
+// Learning costs d + 1 calls of f (forward differences are exact for an
+// affine map, up to round-off), so it starts only after max(8, d/2) steps:
+// the probes never cost more than the calls already made, and the compiled
+// single-step functions (at most three steps per call) never learn.
+#ifndef ODEPKG_AFFINE_VELOCITY_HPP
+#define ODEPKG_AFFINE_VELOCITY_HPP
+
+#include "HamiltonianProblem.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace odepkg {
+
+class AffineVelocity {
+ public:
+  explicit AffineVelocity(int d) : A_(d, d), b_(d), v_(d), x_(2 * d), f0_(2 * d), f1_(2 * d) {}
+
+  bool active() const { return state_ == State::Active; }
+
+  /// Called before each explicit step from (t, [q; p]): learns the model
+  /// once enough steps have been taken.  Returns active().
+  bool prepare(HamiltonianProblem& pb, double t, const ConstVecRef& x) {
+    if (state_ == State::Waiting && ++steps_ > std::max(8, pb.dim() / 2)) learn(pb, t, x);
+    return active();
+  }
+
+  /// The predicted H_p(p) (valid until the next call).
+  const Vec& predict(const ConstVecRef& p) {
+    v_.noalias() = A_ * p;
+    v_ += b_;
+    return v_;
+  }
+
+  /// Compare the true H_p at the point of the last prediction with it; on a
+  /// mismatch the model is dropped and false returned (the caller redoes the
+  /// step without it).
+  bool confirm(const ConstVecRef& p, const ConstVecRef& hp_true) {
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double scale = a_norm_ * p.lpNorm<Eigen::Infinity>() + b_.lpNorm<Eigen::Infinity>() +
+                         hp_true.lpNorm<Eigen::Infinity>();
+    if ((hp_true - v_).lpNorm<Eigen::Infinity>() <= 1e3 * eps * scale) return true;
+    state_ = State::Off;
+    return false;
+  }
+
+  /// Never use the model (the caller's option, or after a failed check).
+  void disable() { state_ = State::Off; }
+
+ private:
+  enum class State { Waiting, Active, Off };
+
+  void learn(HamiltonianProblem& pb, double t, const ConstVecRef& x) {
+    const int d = pb.dim();
+    state_ = State::Off;
+    if (!pb.field(t, x, f0_)) return;
+    for (int i = 0; i < d; ++i) {
+      x_ = x;
+      const double s = std::max(1.0, std::abs(x(d + i)));
+      x_(d + i) += s;
+      if (!pb.field(t, x_, f1_)) return;
+      A_.col(i) = (f1_.head(d) - f0_.head(d)) / s;
+    }
+    b_ = f0_.head(d) - A_ * x.tail(d);
+    a_norm_ = A_.cwiseAbs().rowwise().sum().maxCoeff();
+    if (A_.allFinite() && b_.allFinite()) state_ = State::Active;
+  }
+
+  State state_ = State::Waiting;
+  int steps_ = 0;
+  Mat A_;
+  Vec b_, v_, x_, f0_, f1_;
+  double a_norm_ = 0.0;
+};
+
+}  // namespace odepkg
+
+#endif
