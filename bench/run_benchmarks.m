@@ -2,74 +2,122 @@
 ## @deftypefn {} {} run_benchmarks (@var{runs})
 ## Time the compiled solvers against plain-Octave references of the same
 ## methods, side by side in one run, medians of @var{runs} (default 5) runs
-## after a warm-up.  Run with `make bench` (or bench/run.sh).
+## after a warm-up.  Run with `make bench` (or bench/run.sh).  Columns:
+## us/step and user callbacks per step of the compiled run, Newton iterations
+## per step, "floor" = time / sum (callbacks x measured cost of one callback
+## from C++), the reference's us/step and the speedup (reference / compiled,
+## per step).
 ## @end deftypefn
 function run_benchmarks (runs = 5)
-  pkg load odepkg
-  printf ("odepkg benchmarks: median of %d runs, Octave %s, %s\n\n", runs,
-          OCTAVE_VERSION, datestr (now (), 31));
+  if (! exist ("odeSV"))
+    pkg ("load", "odepkg");
+  endif
+  rruns = max (1, ceil (runs / 2));      # the fsolve references are slow
+  printf ("odepkg benchmarks: median of %d runs (references with fsolve: %d), Octave %s, %s\n",
+          runs, rruns, OCTAVE_VERSION, datestr (now (), 31));
+
+  ## --- Kepler, e = 0.6, h = 0.01, t in [0, 100] -----------------------------
   kepler = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
-  e = 0.5;  y0 = [1 - e; 0; 0; sqrt((1 + e) / (1 - e))];
-  h = 0.01;
-
-  ## Cost of one call of the user's f from a plain Octave loop: the floor of
-  ## any solver that calls f.
-  M = 20000;
-  t_call = median_time (@() call_loop (kepler, y0, M), runs) / M;
-  printf ("one call of the Kepler f from an Octave loop: %.2f us\n\n", 1e6 * t_call);
-  printf ("%-44s %8s %10s %10s %8s %8s %10s\n", "case", "steps", "compiled", "reference",
-          "ratio", "calls", "us/call");
-
-  ## 1. explicit Störmer–Verlet, 10^4 steps
-  N = 10000;
-  o = odepkgset ("TimeStepSize", h, "TimeStepNumber", N, "Explicit", "yes");
-  [tc, sol] = median_time (@() odeSV (kepler, 0, y0, o), runs);
+  hess = @(t, x) [(eye(2) - 3 * x(1:2) * x(1:2)' / (x(1:2)' * x(1:2))) / norm(x(1:2))^3, zeros(2);
+                  zeros(2), eye(2)];
+  e = 0.6;  y0 = [1 - e; 0; 0; sqrt((1 + e) / (1 - e))];
+  h = 0.01;  N = 10000;  Nref = 500;
+  cost.f = callback_cost (kepler, 0, y0, runs);
+  cost.H = callback_cost (hess, 0, y0, runs);
+  t_oct = median_time (@() call_loop (kepler, y0, 20000), runs) / 20000;
+  printf ("\nKepler, e = 0.6, h = 0.01, t in [0, 100] (%d steps; fsolve references: %d steps)\n", N, Nref);
+  printf ("one callback of f: %.2f us from C++, %.2f us from an Octave loop; of the Hessian: %.2f us\n",
+          1e6 * cost.f, 1e6 * t_oct, 1e6 * cost.H);
+  header ();
+  fixed = @(varargin) odepkgset ("TimeStepSize", h, "TimeStepNumber", N, varargin{:});
+  [tc, s] = median_time (@() odeSV (kepler, 0, y0, fixed ("Explicit", "yes")), runs);
   [tr, yr] = median_time (@() plain_sv (kepler, h, N, y0), runs);
-  check (sol.y.', yr, "odeSV explicit vs plain loop");
-  row ("odeSV explicit vs plain Octave loop", N, tc, tr, sol.stats.nfevals, t_call);
-
-  ## 2. velocity Verlet, 10^4 steps
-  o = odepkgset ("TimeStepSize", h, "TimeStepNumber", N);
-  [tc, sol] = median_time (@() odeVV (kepler, 0, y0, o), runs);
+  agree (s, yr, "odeSV explicit");
+  row ("odeSV explicit | plain loop", tc, s, cost, tr / N);
+  [tr, yr] = median_time (@() fsolve_sv (kepler, h, Nref, y0), rruns);
+  [tc, s] = median_time (@() odeSV (kepler, 0, y0, fixed ("Explicit", "no")), runs);
+  agree (s, yr, "odeSV implicit");
+  row ("odeSV implicit, FD Jacobian | fsolve", tc, s, cost, tr / Nref);
+  [tc, s] = median_time (@() odeSV (kepler, 0, y0, fixed ("Explicit", "no", "HamiltonianHessFcn", hess)), runs);
+  row ("odeSV implicit, HamiltonianHessFcn | fsolve", tc, s, cost, tr / Nref);
+  [tc, s] = median_time (@() odeVV (kepler, 0, y0, fixed ()), runs);
   [tr, yr] = median_time (@() plain_vv (kepler, h, N, y0), runs);
-  check (sol.y.', yr, "odeVV vs plain loop");
-  row ("odeVV vs plain Octave loop", N, tc, tr, sol.stats.nfevals, t_call);
+  agree (s, yr, "odeVV");
+  row ("odeVV | plain loop", tc, s, cost, tr / N);
+  [tc, s] = median_time (@() odeSE (kepler, 0, y0, fixed ("Explicit", "yes")), runs);
+  [tr, yr] = median_time (@() plain_se (kepler, h, N, y0), runs);
+  agree (s, yr, "odeSE explicit");
+  row ("odeSE explicit | plain loop", tc, s, cost, tr / N);
+  o45 = odeset ("RelTol", 1e-6, "AbsTol", 1e-6, "Refine", 1);
+  [t45, out] = median_time (@() nthargout (1:2, @ode45, kepler, [0 100], y0, o45), runs);
+  n45 = numel (out{1}) - 1;
+  calls45 = count_calls (kepler, o45, y0);
+  [~, ysv] = odeSV (kepler, 0, y0, fixed ("Explicit", "yes"));
+  [~, yfine] = ode45 (kepler, [0 100], y0, odeset ("RelTol", 1e-12, "AbsTol", 1e-12));
+  printf ("%-44s %8.2f %8.2f %8s %8.2f   (%d steps in %.3f s; error at t = 100: ode45 %.1e, odeSV %.1e)\n",
+          "ode45, RelTol = AbsTol = 1e-6", 1e6 * t45 / n45, calls45 / n45, "-",
+          t45 / (calls45 * cost.f), n45, t45, norm (out{2}(end,:) - yfine(end,:)),
+          norm (ysv(end,:) - yfine(end,:)));
 
-  ## 3. implicit (general H) Störmer–Verlet vs the fsolve stepper of 2013
-  N = 500;
-  o = odepkgset ("TimeStepSize", h, "TimeStepNumber", N, "Explicit", "no");
-  [tc, sol] = median_time (@() odeSV (kepler, 0, y0, o), runs);
-  [tr, yr] = median_time (@() fsolve_sv (kepler, h, N, y0), max (1, ceil (runs / 2)));
-  check (sol.y.', yr, "odeSV implicit vs fsolve loop");
-  row ("odeSV implicit (Newton, FD) vs fsolve loop", N, tc, tr, sol.stats.nfevals, t_call);
-  hess = @(t, x) blkdiag ((eye(2) - 3 * x(1:2) * x(1:2)' / norm(x(1:2))^2) / norm(x(1:2))^3, eye(2));
-  oh = odepkgset (o, "HamiltonianHessFcn", hess);
-  [tc, sol] = median_time (@() odeSV (kepler, 0, y0, oh), runs);
-  row ("  the same with HamiltonianHessFcn", N, tc, tr, sol.stats.nfevals + sol.stats.nhessevals, t_call);
+  ## --- RATTLE, pendulum in Cartesian coordinates, h = 0.01, 2000 steps -----
+  f = @(t, x) [x(3:4); 0; -1];                     # H = |p|^2/2 + q_2
+  g = @(q) q' * q - 1;  G = @(q) 2 * q';  GH = @(q) 2 * eye (2);
+  Hh = @(t, x) [zeros(2), zeros(2); zeros(2), eye(2)];
+  x0 = [1; 0; 0; 0];  N = 2000;  Nref = 200;
+  cost = struct ("f", callback_cost (f, 0, x0, runs),
+                 "g", callback_cost (g, [], x0(1:2), runs),
+                 "G", callback_cost (G, [], x0(1:2), runs),
+                 "GH", callback_cost (GH, [], x0(1:2), runs),
+                 "H", callback_cost (Hh, 0, x0, runs));
+  printf ("\nPendulum, g(q) = |q|^2 - 1, h = 0.01 (%d steps; fsolve reference: %d steps)\n", N, Nref);
+  printf ("one callback from C++: f %.2f us, g %.2f us, G %.2f us, Hessians %.2f / %.2f us\n",
+          1e6 * [cost.f, cost.g, cost.G, cost.H, cost.GH]);
+  header ();
+  base = odepkgset ("ConstraintFcn", g, "ConstraintGradFcn", G, "ConstraintsNb", 1,
+                    "TimeStepSize", h, "TimeStepNumber", N);
+  [tr, yr] = median_time (@() fsolve_rattle (f, g, G, h, Nref, x0), rruns);
+  [tc, s] = median_time (@() odeRATTLE (f, 0, x0, odepkgset (base, "Explicit", "yes")), runs);
+  agree (s, yr, "odeRATTLE separable");
+  row ("odeRATTLE separable | fsolve", tc, s, cost, tr / Nref);
+  [tc, s] = median_time (@() odeRATTLE (f, 0, x0, odepkgset (base, "HamiltonianHessFcn", Hh,
+                                                              "ConstraintHessFcn", GH)), runs);
+  agree (s, yr, "odeRATTLE general");
+  row ("odeRATTLE general, Hessians given | fsolve", tc, s, cost, tr / Nref);
+  [tc, s] = median_time (@() odeRATTLE (f, 0, x0, base), runs);
+  row ("odeRATTLE general, FD Jacobian | fsolve", tc, s, cost, tr / Nref);
 
-  ## 4. RATTLE, planar pendulum in Cartesian coordinates
-  f = @(t, x) [x(3:4); 0; -1];
-  g = @(q) q' * q - 1;  G = @(q) 2 * q';
-  x0 = [1; 0; 0; 0];
-  N = 500;
-  o = odepkgset ("ConstraintFcn", g, "ConstraintGradFcn", G, "ConstraintsNb", 1,
-                 "Explicit", "yes", "TimeStepSize", h, "TimeStepNumber", N);
-  [tc, sol] = median_time (@() odeRATTLE (f, 0, x0, o), runs);
-  [tr, yr] = median_time (@() fsolve_rattle (f, g, G, h, N, x0), max (1, ceil (runs / 2)));
-  check (sol.y.', yr, "odeRATTLE vs fsolve loop");
-  row ("odeRATTLE separable vs fsolve loop", N, tc, tr,
-       sol.stats.nfevals + sol.stats.nconstrevals + sol.stats.nconstrgradevals, t_call);
-
-  ## 5. SPVI, order 4 and 6: absolute figures (the 2013 code needs tables and
-  ## fsolve with a hand-written Jacobian; no like-for-like reference here)
-  N = 1000;
-  for qp = [3 2; 4 3].'
-    o = odepkgset ("Q_DoFs", qp(1), "P_DoFs", qp(2), "TimeStepSize", 0.05, "TimeStepNumber", N);
-    [tc, sol] = median_time (@() odeSPVI (kepler, 0, y0, o), runs);
-    row (sprintf ("odeSPVI (Q, P) = (%d, %d), h = 0.05", qp), N, tc, NaN, sol.stats.nfevals, t_call);
+  ## --- SPVI, Q_DoFs = P_DoFs = 3, h = 0.1 ------------------------------------
+  N = 1000;  Nref = 50;
+  printf ("\nSPVI, Q_DoFs = P_DoFs = 3 (order 4), h = 0.1 (%d steps; fsolve reference: %d steps)\n", N, Nref);
+  header ();
+  o = odepkgset ("Q_DoFs", 3, "P_DoFs", 3, "TimeStepSize", 0.1, "TimeStepNumber", N);
+  probs = {"harmonic oscillator", @(t, x) [x(2); -x(1)], [1; 0];
+           "Kepler, e = 0.6", kepler, y0};
+  for i = 1:rows (probs)
+    [fn, z0] = probs{i, 2:3};
+    cost = struct ("f", callback_cost (fn, 0, z0, runs));
+    [tr, yr] = median_time (@() fsolve_spvi (fn, 0.1, Nref, z0, 3, 3), rruns);
+    [tc, s] = median_time (@() odeSPVI (fn, 0, z0, o), runs);
+    agree (s, yr, ["odeSPVI " probs{i, 1}]);
+    row (["odeSPVI, " probs{i, 1} " | fsolve"], tc, s, cost, tr / Nref);
   endfor
-  printf ("\nratio = reference / compiled; calls = user-function calls of the compiled run;\n");
-  printf ("us/call = compiled time / calls (callback-bound when close to the first line).\n");
+  printf ("\nfloor = compiled time / sum (callbacks x cost of one callback from C++): 1 means\n");
+  printf ("the run costs exactly its callbacks; speedup = reference us/step / compiled us/step.\n");
+endfunction
+
+## Calls of f made by ode45 (an untimed run through a counting wrapper).
+function n = count_calls (f, o, y0)
+  global __bench_calls
+  __bench_calls = 0;
+  [~, ~] = ode45 (@(t, x) counted (f, t, x), [0 100], y0, o);
+  n = __bench_calls;
+  clear -global __bench_calls
+endfunction
+
+function v = counted (f, t, x)
+  global __bench_calls
+  __bench_calls += 1;
+  v = f (t, x);
 endfunction
 
 function k = call_loop (f, y, M)
@@ -78,13 +126,33 @@ function k = call_loop (f, y, M)
   endfor
 endfunction
 
-function check (a, b, what)
-  if (max (abs (a(:) - b(:))) > 1e-6)
-    warning ("bench: %s differ by %g", what, max (abs (a(:) - b(:))));
+function header ()
+  printf ("%-44s %8s %8s %8s %8s %10s %8s\n", "case | reference", "us/step", "calls", "Newton",
+          "floor", "ref us", "speedup");
+endfunction
+
+## Seconds per callback of fn from C++: median over `runs` batches of M.
+function c = callback_cost (fn, t, x, runs)
+  c = median (arrayfun (@(k) __odepkg_callback_cost__ (fn, t, x, 5000), 1:max (runs, 3)));
+endfunction
+
+## Compare the first rows the reference computed with the compiled run's.
+function agree (sol, yr, what)
+  n = rows (yr);
+  d = max (max (abs (sol.y(:,1:n).' - yr)));
+  if (d > 1e-6)
+    warning ("bench: %s and its reference differ by %g", what, d);
   endif
 endfunction
 
-function row (name, N, tc, tr, calls, t_call)
-  printf ("%-44s %8d %9.4fs %9.4fs %8.1f %8d %10.2f\n", name, N, tc, tr, tr / tc, calls,
-          1e6 * tc / calls);
+function row (name, tc, sol, cost, tref_step)
+  st = sol.stats;
+  n = st.nsteps;
+  calls = st.nfevals + st.nhessevals + st.nconstrevals + st.nconstrgradevals + st.nconstrhessevals;
+  floor_t = st.nfevals * cost.f;
+  if (isfield (cost, "H")) floor_t += st.nhessevals * cost.H; endif
+  if (isfield (cost, "g")) floor_t += st.nconstrevals * cost.g + st.nconstrgradevals * cost.G; endif
+  if (isfield (cost, "GH")) floor_t += st.nconstrhessevals * cost.GH; endif
+  printf ("%-44s %8.2f %8.2f %8.2f %8.2f %10.1f %8.1f\n", name, 1e6 * tc / n, calls / n,
+          st.nnewtoniter / n, tc / floor_t, 1e6 * tref_step, tref_step / (tc / n));
 endfunction
