@@ -31,6 +31,12 @@
 ## step with one more mode and one more node, started from the step's own
 ## solution.
 ##
+## With @qcode{"NodeOutput"}, @qcode{"on"} the states at the P_DoFs Gauss
+## nodes inside every step are output too, between the steps' end points
+## (the seed's stepper returned them; for dense output).  Their accuracy is
+## O(h^Q_DoFs), below the order of the step end points.  Not with
+## output at requested times.
+##
 ## Time modes, as in odepkg:
 ## @itemize
 ## @item @var{tspan} = [t0 tf]: adaptive steps, the local error estimated by
@@ -135,6 +141,25 @@ endfunction
 %! assert (t, [0; 0.5; 1; 2]);
 %! assert (y(:,1), cos (3 * t), 1e-8);
 
+%!test
+%! ## NodeOutput: P nodes inside every step, in time order; their values
+%! ## converge like h^Q (fitted), the step end points like h^(2P)
+%! f = @(t, x) [x(2); -x(1)];
+%! for k = 1:3
+%!   h = 0.4 / 2^k;  N = round (2 / h);
+%!   o = odepkgset ("Q_DoFs", 3, "P_DoFs", 2, "TimeStepSize", h, "TimeStepNumber", N,
+%!                  "NodeOutput", "on");
+%!   [t, y] = odeSPVI (f, 0, [1; 0], o);
+%!   assert (numel (t), 3 * N + 1);
+%!   assert (all (diff (t) > 0));
+%!   ends = 1:3:numel (t);
+%!   assert (t(ends), h * (0:N)', 1e-12);
+%!   nodes = setdiff (1:numel (t), ends);
+%!   en(k) = max (abs (y(nodes,1) - cos (t(nodes))));
+%! endfor
+%! assert (polyfit (log ([1 2 4]), -log (en), 1)(1), 3, 0.3);
+%!error <option "NodeOutput" is for odeSPVI> [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("NodeOutput", "on"))
+%!error <option "NodeOutput" is for odeSPVI> [t, y] = odeSPVI (@(t, x) [x(2); -x(1)], [0 0.5 1], [1; 0], odepkgset ("NodeOutput", "on"))
 %!error <"Q_DoFs" must be an integer> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 1))
 %!error <"P_DoFs" must be at least Q_DoFs - 1> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 5, "P_DoFs", 2))
 %!error <differ from the Gauss-Legendre> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 3, "P_DoFs", 2, "Nodes", [-0.5; 0.5]))

@@ -36,6 +36,9 @@
 ## @qcode{"warn"} (project and warn, default) or @qcode{"error"}.
 ## @item @qcode{"Q_DoFs"}, @qcode{"P_DoFs"}, @qcode{"Nodes"}, @qcode{"Weights"}, @qcode{"Legendre"}, @qcode{"Derivatives"}, @qcode{"Extremes"}
 ## Spectral variational integrator (odeSPVI) settings.
+## @item @qcode{"NodeOutput"}
+## odeSPVI: @qcode{"on"} also outputs the states at the Gauss nodes inside
+## every step (default @qcode{"off"}).
 ## @end table
 ##
 ## Example:
@@ -54,7 +57,7 @@ function opts = odepkgset (varargin)
                           "ConstraintGradFcn", "ConstraintHessFcn", ...
                           "ConstraintsNb", "InitialProjection", "Q_DoFs", ...
                           "P_DoFs", "Nodes", "Weights", "Legendre", ...
-                          "Derivatives", "Extremes"};
+                          "Derivatives", "Extremes", "NodeOutput"};
   opts = odeset ();
   for i = 1:numel (pkg_names)
     opts.(pkg_names{i}) = [];

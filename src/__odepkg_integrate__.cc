@@ -4,6 +4,7 @@
 #include "binding/Conversions.h"
 #include "binding/ErrorGuard.h"
 #include "binding/OctaveCallbacks.h"
+#include "binding/NodeOutput.h"
 #include "binding/OutputCollector.h"
 #include "binding/Settings.h"
 #include "binding/StepperFactory.h"
@@ -100,9 +101,21 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     if (s.integrator.fixed_step > 0 && times.size () == 2)
       expected = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
     OutputCollector out (s, extra, std::min<std::size_t> (expected, 10000000));
+    Observer* observer = &out;
+    std::unique_ptr<SpectralNodeOutput> nodes;
+    if (s.node_output)
+      {
+        const auto* spvi = dynamic_cast<const SpectralVariational*> (stepper.get ());
+        if (! spvi || times.size () > 2)
+          error_with_id ("odepkg:invalidOption",
+                         "%s: option \"NodeOutput\" is for odeSPVI with every step output "
+                         "(TSPAN = [t0 tf] or a scalar t0)", who);
+        nodes = std::make_unique<SpectralNodeOutput> (*spvi, out, n / 2);
+        observer = nodes.get ();
+      }
     Integrator integrator (*stepper, s.integrator);
     const IntegrationResult res
-      = integrator.run (times, x0, out, [] () { octave_quit (); }, &f0);
+      = integrator.run (times, x0, *observer, [] () { octave_quit (); }, &f0);
 
     if (const auto* rattle = dynamic_cast<const Rattle*> (stepper.get ());
         rattle && rattle->rank_deficiency_seen ())

@@ -19,7 +19,7 @@ function o = odepkg_options (solver, opts, n)
                      "ConstraintGradFcn", [], "ConstraintHessFcn", [],
                      "ConstraintsNb", [], "InitialProjection", "warn",
                      "Q_DoFs", [], "P_DoFs", [], "Nodes", [], "Weights", [],
-                     "Legendre", [], "Derivatives", [], "Extremes", []);
+                     "Legendre", [], "Derivatives", [], "Extremes", [], "NodeOutput", "off");
   o = defaults;
   fn = fieldnames (defaults);
   for i = 1:numel (fn)
@@ -36,7 +36,7 @@ function o = odepkg_options (solver, opts, n)
          && any (numel (o.AbsTol) == [1, n])))
     bad (solver, "AbsTol", "a positive scalar or a vector with one entry per state component");
   endif
-  on_off (solver, o, {"NormControl", "Stats", "Explicit"});
+  on_off (solver, o, {"NormControl", "Stats", "Explicit", "NodeOutput"});
   handles (solver, o, {"OutputFcn", "HamiltonianHessFcn", "ConstraintFcn", ...
                        "ConstraintGradFcn", "ConstraintHessFcn"});
   if (! isempty (o.OutputSel)

@@ -25,6 +25,7 @@ struct Settings {
   /// Seed 004's precomputed tables (Nodes, Weights, Legendre, Derivatives,
   /// Extremes), only checked against the computed ones; empty = not given.
   Mat nodes, weights, legendre, derivatives, extremes;
+  bool node_output = false;  ///< SPVI: also output the states at the Gauss nodes
   bool initial_projection_error = false;  ///< InitialProjection = "error"
   octave_value output_fcn;
   Array<octave_idx_type> output_sel;  ///< zero-based; empty: all components
@@ -151,6 +152,7 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   }
   s.q_dofs = r.integer("Q_DoFs", 0, 2);
   s.p_dofs = r.integer("P_DoFs", 0, 1);
+  s.node_output = r.flag("NodeOutput", false);
   s.nodes = r.matrix("Nodes");
   s.weights = r.matrix("Weights");
   s.legendre = r.matrix("Legendre");
