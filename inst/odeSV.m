@@ -184,6 +184,7 @@ endfunction
 %!error <Y0 must be finite> odeSV (f, [0 1], [NaN; 0])
 %!error <OPTS must be a struct> odeSV (f, [0 1], [1; 0], 3)
 %!error <scalar TSPAN needs the options TimeStepSize and TimeStepNumber> odeSV (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.1))
+%!warning <RelTol = 1e-30 is below 100\*eps> [t, y] = odeSV (f, [0 0.1], [1; 0], odepkgset ("RelTol", 1e-30, "AbsTol", 1e-30));
 %!error <option "RelTol" must be a positive finite scalar> odeSV (f, [0 1], [1; 0], odepkgset ("RelTol", -1))
 %!error <option "TimeStepSize"> odeSV (f, [0 1], [1; 0], odepkgset ("TimeStepSize", 0))
 %!error <option "TimeStepNumber" must be a positive integer> odeSV (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 2.5))

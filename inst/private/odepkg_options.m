@@ -32,6 +32,13 @@ function o = odepkg_options (solver, opts, n)
                                 "TimeStepSize", "NewtonTol"});
   positive_integer (solver, o, {"TimeStepNumber", "MaxNewtonIterations", ...
                                  "ConstraintsNb"});
+  if (o.RelTol < 100 * eps)
+    ## As MATLAB's solvers: below this the step-doubling estimate is round-off
+    ## and the steps would creep (an error of exactly 0 is "accepted").
+    warning ("odepkg:relTolTooSmall",
+             "%s: RelTol = %g is below 100*eps; using 100*eps = %g", solver, o.RelTol, 100 * eps);
+    o.RelTol = 100 * eps;
+  endif
   if (! (isnumeric (o.AbsTol) && isreal (o.AbsTol) && all (o.AbsTol(:) > 0)
          && any (numel (o.AbsTol) == [1, n])))
     bad (solver, "AbsTol", "a positive scalar or a vector with one entry per state component");

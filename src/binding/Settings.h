@@ -10,7 +10,9 @@
 
 #include <octave/oct.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace odepkg::binding {
@@ -128,7 +130,8 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   s.newton.max_iterations = r.integer("MaxNewtonIterations", s.newton.max_iterations, 1);
 
   IntegratorOptions& io = s.integrator;
-  io.norm.rel_tol = r.real_scalar("RelTol", 1e-3, true);
+  io.norm.rel_tol = std::max(r.real_scalar("RelTol", 1e-3, true),
+                             100 * std::numeric_limits<double>::epsilon());  // as odepkg_options.m
   if (r.has("AbsTol")) {
     const octave_value a = r.get("AbsTol");
     if (!a.isnumeric() || !a.isreal() || (a.numel() != 1 && a.numel() != n))

@@ -48,8 +48,10 @@ class AffineVelocity {
 
   /// Compare the true H_p at the point of the last prediction with it; on a
   /// mismatch the model is dropped and false returned (the caller redoes the
-  /// step without it).
+  /// step without it).  A non-finite H_p (a trial step into a singularity)
+  /// says nothing about the model: false, but the model is kept.
   bool confirm(const ConstVecRef& p, const ConstVecRef& hp_true) {
+    if (!hp_true.allFinite()) return false;
     const double eps = std::numeric_limits<double>::epsilon();
     const double scale = a_norm_ * p.lpNorm<Eigen::Infinity>() + b_.lpNorm<Eigen::Infinity>() +
                          hp_true.lpNorm<Eigen::Infinity>();
@@ -75,7 +77,8 @@ class AffineVelocity {
       if (!pb.field(t, x_, f1_)) return;
       A_.col(i) = (f1_.head(d) - f0_.head(d)) / s;
     }
-    b_ = f0_.head(d) - A_ * x.tail(d);
+    v_.noalias() = A_ * x.tail(d);  // no temporary: steps must not allocate
+    b_ = f0_.head(d) - v_;
     a_norm_ = A_.cwiseAbs().rowwise().sum().maxCoeff();
     if (A_.allFinite() && b_.allFinite()) state_ = State::Active;
   }

@@ -83,7 +83,7 @@ class Integrator {
     for (Eigen::Index k = 1; k < nt; ++k) {
       const double target = times(k);
       if (fixed) {
-        // n equal-size-h steps, the last one ending exactly on target.
+        // steps of size h, the last one shortened to end exactly on target.
         const double span = target - cur_.t;
         const double hs = direction * opts_.fixed_step;
         const long n = std::max(1L, static_cast<long>(std::ceil(span / hs - 1e-9)));

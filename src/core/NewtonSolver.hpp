@@ -114,6 +114,9 @@ class NewtonSolver {
   }
 
   double scaled_norm(const ConstVecRef& y) const {
+    // NaN/Inf must propagate (std::max(s, NaN) would drop it): the caller
+    // treats a non-finite norm as divergence.
+    if (!dy_.allFinite() || !y.allFinite()) return std::numeric_limits<double>::infinity();
     double s = 0.0;
     for (int i = 0; i < n_; ++i) s = std::max(s, std::abs(dy_(i)) / std::max(1.0, std::abs(y(i))));
     return s;

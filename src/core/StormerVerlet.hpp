@@ -66,8 +66,7 @@ class StormerVerlet final : public Stepper {
       y_.head(d) += h * velocity_.predict(y_.tail(d));      // q_{n+1}
       if (problem_.field(to.t, y_, work_) && velocity_.confirm(y_.tail(d), work_.head(d)))
         return finish(to, h);
-      velocity_.disable();
-      y_.head(d) = from.x.head(d);
+      y_.head(d) = from.x.head(d);  // redo the two-call way (confirm() dropped a wrong model)
     }
     if (!problem_.field(from.t + 0.5 * h, y_, work_)) return StepStatus::NonFinite;
     y_.head(d) += h * work_.head(d);                          // q_{n+1}

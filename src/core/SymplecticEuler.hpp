@@ -52,8 +52,7 @@ class SymplecticEuler final : public Stepper {
           to.has_force = true;
           return StepStatus::Success;
         }
-        velocity_.disable();
-      }
+      }  // else the two-call way (confirm() dropped a wrong model)
       if (!problem_.field(from.t, y_, work_)) return StepStatus::NonFinite;
       to.x.head(d) = from.x.head(d) + h * work_.head(d);  // q_{n+1}
       to.x.tail(d) = y_.tail(d);

@@ -6,7 +6,13 @@
 #include "Integrator.hpp"
 
 #include <cmath>
+#include <ostream>
 #include <vector>
+
+namespace odepkg {
+/// Readable step statuses in gtest failure messages.
+inline void PrintTo(StepStatus s, std::ostream* os) { *os << describe(s); }
+}  // namespace odepkg
 
 namespace odepkg::test {
 
