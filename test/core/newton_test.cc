@@ -340,3 +340,56 @@ TEST(ImplicitStage, SolvesAndRescalesCachedJacobian) {
   EXPECT_EQ(dphi_calls, 2);
   EXPECT_EQ(st.lu_factorizations, 3);
 }
+
+// HW (IV.8.10): with the rate of the last solve that measured one, the first
+// iterate is accepted when eta |dy_1| <= tol.  A linear F converges in one
+// iteration (theta ~ 0): solves 2-5 stop after one iteration, the 6th measures
+// theta again (at most 4 shortcuts in a row), and every solution is exact.
+TEST(NewtonSolver, FirstIterateAcceptedWithMeasuredRate) {
+  Mat A(2, 2);
+  A << 3.0, 1.0, -1.0, 2.0;
+  Vec b(2);
+  auto J = [&](const ConstVecRef&, MatRef j) {
+    j = A;
+    return true;
+  };
+  Stats st;
+  NewtonSolver ns(2, &st);
+  std::vector<int> iters;
+  for (int k = 0; k < 7; ++k) {
+    b << 1.0 + k, 2.0 - k;
+    auto F = [&](const ConstVecRef& y, VecRef r) {
+      r = A * y - b;
+      return true;
+    };
+    Vec y = Vec::Zero(2);
+    ASSERT_EQ(ns.solve(F, J, y), StepStatus::Success);
+    const Vec exact = A.partialPivLu().solve(b);
+    EXPECT_LT((y - exact).cwiseAbs().maxCoeff(), 1e-14);
+    iters.push_back(ns.last_iterations());
+  }
+  EXPECT_EQ(iters, (std::vector<int>{2, 1, 1, 1, 1, 2, 1}));
+}
+
+// A nonlinear F whose first iterate is not yet converged: the shortcut must
+// not accept it (error of the result within tol of the root).
+TEST(NewtonSolver, ShortcutKeepsAccuracyOnNonlinearF) {
+  Stats st;
+  NewtonSolver ns(1, &st);
+  for (int k = 0; k < 10; ++k) {
+    const double c = 2.0 + 0.1 * k;  // root sqrt(c)
+    auto F = [&](const ConstVecRef& y, VecRef r) {
+      r(0) = y(0) * y(0) - c;
+      return true;
+    };
+    auto J = [&](const ConstVecRef& y, MatRef j) {
+      j(0, 0) = 2 * y(0);
+      return true;
+    };
+    Vec y(1);
+    y(0) = std::sqrt(c) + 0.01;  // a warm start, as the steppers give
+    ASSERT_EQ(ns.solve(F, J, y), StepStatus::Success) << "solve " << k << " it " << ns.last_iterations();
+    EXPECT_LT(std::abs(y(0) - std::sqrt(c)), 1e-11) << "solve " << k;
+    EXPECT_GT(ns.last_iterations(), 1);
+  }
+}
