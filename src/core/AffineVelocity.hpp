@@ -60,6 +60,9 @@ class AffineVelocity {
     return false;
   }
 
+  /// The learned A = T_pp (valid when active()).
+  const Mat& matrix() const { return A_; }
+
   /// Never use the model (the caller's option, or after a failed check).
   void disable() { state_ = State::Off; }
 

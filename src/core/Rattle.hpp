@@ -32,6 +32,14 @@
 // cached), then M from G_1 T_p(p_1) = 0, p_1 = p_{1/2} + h/2 F_1 - G_1^T M
 // (a linear m x m system for quadratic T, checked by one evaluation).
 //
+// Separable H with quadratic T (AffineVelocity learned and checked): T_p is
+// A p + b, so q_1(L) = q_0 + h (A pbase + b) - h A G_0^T L is affine in L and
+// Newton on r(L) = g(q_1(L)) calls g only; one call of f at [q_1; p_{1/2}]
+// then gives the force F_1 and checks the model, and M solves the linear
+// system G_1 A G_1^T M = G_1 (A p* + b) exactly: f, G once and g about
+// 2-3 times per step.  Any doubt (model mismatch, slow Newton) falls back to
+// the path above for that step.
+//
 // Redundant constraints / singular configurations (seed 001): the multiplier
 // systems are solved by a rank-revealing complete orthogonal decomposition,
 // giving minimum-norm multipliers; such events are counted in
@@ -39,6 +47,7 @@
 #ifndef ODEPKG_RATTLE_HPP
 #define ODEPKG_RATTLE_HPP
 
+#include "AffineVelocity.hpp"
 #include "ConstraintProjection.hpp"
 #include "NewtonSolver.hpp"
 #include "Stepper.hpp"
@@ -62,7 +71,9 @@ class Rattle final : public Stepper {
         n_(3 * problem.dim() + 2 * std::max(problem.constraints(), 1)),
         separable_(separable),
         shake_(shake),
-        opts_(newton) {
+        opts_(newton),
+        velocity_(problem.dim()) {
+    if (!separable) velocity_.disable();
     if (m_ < 1)
       throw InputError("invalidInput", "RATTLE and SHAKE need constraints (ConstraintFcn)");
     const int d = d_, m = m_, n = n_;
@@ -137,7 +148,12 @@ class Rattle final : public Stepper {
   }
 
   StepStatus step(Point& from, double h, Point& to) override {
-    return separable_ ? step_separable(from, h, to) : step_general(from, h, to);
+    if (!separable_) return step_general(from, h, to);
+    if (velocity_.prepare(problem_, from.t, from.x)) {
+      StepStatus s;
+      if (step_affine(from, h, to, s)) return s;
+    }
+    return step_separable(from, h, to);
   }
 
   /// A rank-deficient multiplier system was met (warn once).
@@ -362,6 +378,110 @@ class Rattle final : public Stepper {
     h_prev_ = h;
     have_guess_ = true;
     return StepStatus::Success;
+  }
+
+  /// The separable step for quadratic T (header comment).  Returns false,
+  /// with nothing of the step's caches changed, when the caller must take
+  /// the general separable path instead; else `status` is the step's.
+  bool step_affine(Point& from, double h, Point& to, StepStatus& status) {
+    const int d = d_;
+    Stats& st = problem_.stats();
+    status = StepStatus::NonFinite;
+    if (!ensure_force(from, work_)) return true;
+    const auto q0 = from.x.head(d);
+    const double t1 = from.t + h;
+    if (!grad_at(q0, G0_)) return true;
+    const Mat& A = velocity_.matrix();
+    const bool extrap = have_last_ && (last_q1_.array() == q0.array()).all();
+    const double s = have_guess_ ? h / h_prev_ : 0.0;
+    pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
+    vtmp_ = q0 + h * velocity_.predict(pbase_);  // q_1 at L = 0
+    B0_.noalias() = A * G0_.transpose();
+    const double weight = roundoff_weight(h, A.cwiseAbs().rowwise().sum().maxCoeff(), q0, from.x.tail(d));
+    // 1. Position multipliers: g(q_1(L)) = 0, q_1(L) = vtmp - h B0 L.
+    L_ = s * Lprev_;
+    bool have_S = false;
+    if (extrap) {
+      G1e_ = G0_ + (h / last_h_) * (G0_ - last_G0_);
+      if (!factor_S(from.t)) return true;
+      have_S = true;
+    }
+    long it = 0;
+    double prev = std::numeric_limits<double>::infinity();
+    bool ok = false;
+    for (;;) {
+      q1_ = vtmp_;
+      q1_.noalias() -= h * (B0_ * L_);
+      if (!problem_.constraint(q1_, gv_)) return true;
+      if (!have_S) {
+        if (!problem_.constraint_grad(q1_, G1e_)) return true;
+        if (!factor_S(from.t)) return true;
+        have_S = true;
+      }
+      small_.solve(gv_, delta_);
+      delta_ /= h;
+      dp_.noalias() = G0_.transpose() * delta_;
+      ph_ = pbase_;
+      ph_.noalias() -= G0_.transpose() * L_;
+      const double nd = weight * inf_norm(dp_) / std::max(1.0, inf_norm(ph_));
+      if (!std::isfinite(nd)) break;
+      L_ += delta_;
+      if (nd <= opts_.tol) {  // the last correction, exactly (q_1 is affine in L)
+        ph_ -= dp_;
+        q1_.noalias() -= h * (B0_ * delta_);
+        ok = true;
+        break;
+      }
+      if ((it > 0 && nd >= 0.5 * prev) || it >= opts_.max_iterations) break;  // slow: the general path
+      prev = nd;
+      ++it;
+      ++st.newton_iterations;
+    }
+    finish(it);
+    if (!ok) return false;
+    // 2. f at [q_1; p_{1/2}]: the force F_1 and a check of T_p(p_{1/2}).
+    x2_.head(d) = q1_;
+    x2_.tail(d) = ph_;
+    if (!problem_.field(t1, x2_, work_)) return false;
+    velocity_.predict(ph_);
+    if (!velocity_.confirm(ph_, work_.head(d))) return false;  // model dropped
+    ++st.newton_solves;
+    F1_ = work_.tail(d);
+    if (!problem_.constraint_grad(q1_, G1_)) return true;
+    st.max_constraint_residual = std::max(st.max_constraint_residual, inf_norm(gv_));
+    pstar_ = ph_ + (0.5 * h) * F1_;
+    // 3. Velocity multipliers, linear for affine T_p: G_1 A G_1^T M = G_1 T_p(p*).
+    if (shake_) {
+      p1_ = pstar_;
+    } else {
+      TG1_.noalias() = A * G1_.transpose();
+      A_.noalias() = G1_ * TG1_;
+      if (!small_.compute(A_)) return true;
+      note_rank(small_, from.t);
+      hid_.noalias() = G1_ * velocity_.predict(pstar_);
+      small_.solve(hid_, M_);
+      p1_ = pstar_;
+      p1_.noalias() -= G1_.transpose() * M_;
+      hid_.noalias() = G1_ * velocity_.predict(p1_);  // round-off
+      st.max_hidden_residual = std::max(st.max_hidden_residual, inf_norm(hid_));
+    }
+    to.force = F1_;  // separable: the force depends on q only
+    to.has_force = true;
+    to.t = t1;
+    to.x.head(d) = q1_;
+    to.x.tail(d) = p1_;
+    if (!to.x.allFinite()) return true;
+    cache_store(q1_, G1_);
+    last_q1_ = q1_;
+    last_G0_ = G0_;
+    last_h_ = h;
+    have_last_ = true;
+    Lprev_ = L_;
+    dq_prev_ = q1_ - q0;
+    h_prev_ = h;
+    have_guess_ = true;
+    status = StepStatus::Success;
+    return true;
   }
 
   /// S = G1e T_pp G_0^T, factorized by the minimum-norm solver.
@@ -667,6 +787,7 @@ class Rattle final : public Stepper {
   bool cache_ok_[kCache] = {false, false, false};
   int cache_next_ = 0;
   // separable path
+  AffineVelocity velocity_;
   Mat Tpp_, B0_, TG1_, G1e_, last_G0_, S_, A_;
   MinNormSolver small_{std::max(m_, 1), rank_tolerance};
   Vec L_, Lprev_, M_, delta_, hid_;

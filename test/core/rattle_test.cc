@@ -364,6 +364,12 @@ TEST(Rattle, CallbacksPerStep) {
                   st.constraint_hess_evals / n, st.newton_iterations / n, st.lu_factorizations);
       if (path.separable) {
         EXPECT_LE(st.user_calls() / n, 10.0);
+        // quadratic T (AffineVelocity learned after 8 steps, d + 1 = 3
+        // probes): one f and one G per step (a few more in the first 8
+        // steps), g once per Newton pass
+        EXPECT_LE(st.field_evals, 1000 + 4 * 8 + 3 + 1);
+        EXPECT_LE(st.constraint_grad_evals, 1000 + 2 * 8 + 2);
+        EXPECT_EQ(st.constraint_evals, st.newton_iterations + st.newton_solves);
       }
     }
   }
@@ -628,5 +634,27 @@ TEST(ConstraintProjection, ProjectsOntoManifold) {
     EXPECT_NEAR(res.g_after, after.first, 1e-16);
     EXPECT_EQ(res.rank_deficient, s.m == 3);
     EXPECT_LT((x - s.x0).norm(), 0.5);
+  }
+}
+
+// Separable H with a non-quadratic T (relativistic, T = sqrt(1 + |p|^2)):
+// the quadratic-T shortcut must notice (its check of T_p fails) and the
+// separable path must still give the general path's trajectory.
+TEST(Rattle, NonQuadraticKineticEnergyFallsBack) {
+  Sys s = pendulum();
+  s.f = [](double, const ConstVecRef& x, VecRef dx) {
+    dx.head(2) = x.tail(2) / std::sqrt(1.0 + x.tail(2).squaredNorm());
+    dx(2) = 0.0;
+    dx(3) = -1.0;
+  };
+  s.x0.tail(2) *= std::sqrt(1.0 + s.x0.tail(2).squaredNorm());  // p for the same velocity
+  for (bool shake : {false, true}) {
+    auto Ps = s.make(false, false), Pg = s.make(false, false);
+    Rattle rs(*Ps, true, shake), rg(*Pg, false, shake);
+    const auto a = run_fixed(rs, s.x0, 5.0, 0.02), b = run_fixed(rg, s.x0, 5.0, 0.02);
+    const double e = max_diff(a, b);
+    std::printf("[relativistic] %s separable vs general %.2e, f calls/step %.2f\n", shake ? "shake " : "rattle",
+                e, Ps->stats().field_evals / 250.0);
+    EXPECT_LT(e, 1e-11);
   }
 }
