@@ -6,8 +6,8 @@
 // Stopping: the scaled correction |dy_k| <= tol, or, with the contraction
 // rate theta_k = |dy_k| / |dy_{k-1}|, theta_k/(1 - theta_k) |dy_k| <= tol
 // (the error bound of a contraction).  The first iterate can be accepted with
-// the rate of the last solve that measured one, eta = max(theta/(1 - theta),
-// eps)^0.8 (HW (IV.8.10)), which saves one call of F per solve when the
+// the first rate theta_2 of the last solve that measured one, eta =
+// max(theta_2/(1 - theta_2), eps)^0.8 (HW (IV.8.10)), which saves one call of F per solve when the
 // iteration converges fast (a linear stage: one iteration).  At most 4 solves
 // in a row end this way; the next one measures theta again.
 #ifndef ODEPKG_NEWTON_SOLVER_HPP
@@ -77,6 +77,7 @@ class NewtonSolver {
         fresh = true;
       }
       double prev = std::numeric_limits<double>::infinity();
+      double theta_first = 1.0;
       int it = 0;
       while (it < opts_.max_iterations) {
         if (it > 0 && !opts_.reuse_factorization && !refactor(J, y)) break;
@@ -88,14 +89,18 @@ class NewtonSolver {
         if (!std::isfinite(nd) || !F(y, r_)) break;
         const double theta = nd / prev;
         last_rate_ = (it > 1) ? theta : 0.0;
+        if (it == 2) theta_first = theta;
         if (it == 1 && eta_known_ && shortcuts_ < 4 && eta_ * nd <= opts_.tol) {
           ++shortcuts_;  // accepted with the last measured rate
           finish(it);
           return StepStatus::Success;
         }
         if (nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol)) {
-          if (it > 1) {  // a measured rate for the next solves
-            eta_ = std::pow(std::max(theta / (1.0 - theta), std::numeric_limits<double>::epsilon()), 0.8);
+          if (it > 1 && theta_first < 1.0) {  // a measured rate for the next solves
+            // The first ratio |dy_2|/|dy_1|: the error of an accepted first
+            // iterate; later ratios are smaller where convergence is
+            // superlinear and would make the shortcut unsafe.
+            eta_ = std::pow(std::max(theta_first / (1.0 - theta_first), std::numeric_limits<double>::epsilon()), 0.8);
             eta_known_ = true;
             shortcuts_ = 0;
           }
