@@ -4,7 +4,7 @@
 ## -*- texinfo -*-
 ## @deftypefn {} {} run_demo_kepler ()
 ## The example `make demo` runs: the Kepler problem (e = 0.6) over 10^4
-## fixed steps with odeSV, odeVV and odeSE, and adaptively with odeSV,
+## fixed steps with odeSV, odeVV, odeSE and odeSPVI (order 6), and adaptively with odeSV,
 ## printing time, calls of f and the energy error of each.
 ## @end deftypefn
 
@@ -19,7 +19,8 @@ function run_demo_kepler ()
           "odeSV  (implicit, fixed h)", @odeSV, 0, odepkgset(fixed, "Explicit", "no");
           "odeVV  (fixed h)",           @odeVV, 0, fixed;
           "odeSE  (explicit, fixed h)", @odeSE, 0, fixed;
-          "odeSV  (adaptive, 1e-6)",    @odeSV, [0 100], odepkgset("RelTol", 1e-6, "AbsTol", 1e-6, "Explicit", "yes")};
+          "odeSV  (adaptive, 1e-6)",    @odeSV, [0 100], odepkgset("RelTol", 1e-6, "AbsTol", 1e-6, "Explicit", "yes");
+          "odeSPVI (Q=4, P=3, h=0.05)",  @odeSPVI, 0, odepkgset("Q_DoFs", 4, "P_DoFs", 3, "TimeStepSize", 0.05, "TimeStepNumber", 2000)};
   for i = 1:rows (runs)
     tic;  sol = runs{i,2} (kepler, runs{i,3}, y0, runs{i,4});  el = toc;
     dH = max (abs (energy (sol.y.') - energy (y0.')));
