@@ -54,7 +54,11 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
       for (int i = 0; i < n / 2; ++i) from.force(i) = ka(i);
       from.has_force = true;
     }
-    StepStatus st = stepper->step(from, dt, to);
+    // A method with its own error estimate (SPVI: Q+1 modes, P+1 nodes) gives
+    // x_next and the companion solution x_est = x_next + err in one call.
+    const bool own_estimate = nargout > 2 && stepper->has_error_estimate();
+    Vec err(n);
+    StepStatus st = own_estimate ? stepper->step_with_error(from, dt, to, err) : stepper->step(from, dt, to);
     if (st != StepStatus::Success)
       error_with_id("odepkg:stepFailed", "%s: %s in the step from t = %g", method, describe(st), t);
     octave_value_list r(nargout > 1 ? nargout : 1);
@@ -62,11 +66,8 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     if (nargout > 1) r(1) = to_column(to.x);
     if (nargout > 2) {
       Point mid(n), est(n);
-      if (stepper->has_error_estimate()) {
-        // The method's own companion solution (SPVI: Q+1 modes, P+1 nodes).
-        Vec err(n);
-        st = stepper->step_with_error(from, dt, est, err);
-        est.x = est.x + err;
+      if (own_estimate) {
+        est.x = to.x + err;
       } else {
         st = stepper->step(from, 0.5 * dt, mid);
         if (st == StepStatus::Success) st = stepper->step(mid, 0.5 * dt, est);

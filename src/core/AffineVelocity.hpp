@@ -62,6 +62,8 @@ class AffineVelocity {
 
   /// The learned A = T_pp (valid when active()).
   const Mat& matrix() const { return A_; }
+  /// |A|_inf, computed once when learned.
+  double matrix_norm() const { return a_norm_; }
 
   /// Never use the model (the caller's option, or after a failed check).
   void disable() { state_ = State::Off; }

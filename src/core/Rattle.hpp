@@ -367,7 +367,13 @@ class Rattle final : public Stepper {
     to.x.head(d) = q1_;
     to.x.tail(d) = p1_;
     if (!to.x.allFinite()) return StepStatus::NonFinite;
-    // Guesses and caches for the next step.
+    remember_step(q0, h);
+    return StepStatus::Success;
+  }
+
+  /// Guesses and caches for the next separable step, after an accepted one
+  /// from q0 of size h (q1_, G1_, G0_, L_ belong to it).
+  void remember_step(const ConstVecRef& q0, double h) {
     cache_store(q1_, G1_);
     last_q1_ = q1_;
     last_G0_ = G0_;
@@ -377,7 +383,6 @@ class Rattle final : public Stepper {
     dq_prev_ = q1_ - q0;
     h_prev_ = h;
     have_guess_ = true;
-    return StepStatus::Success;
   }
 
   /// The separable step for quadratic T (header comment).  Returns false,
@@ -397,7 +402,7 @@ class Rattle final : public Stepper {
     pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
     vtmp_ = q0 + h * velocity_.predict(pbase_);  // q_1 at L = 0
     B0_.noalias() = A * G0_.transpose();
-    const double weight = roundoff_weight(h, A.cwiseAbs().rowwise().sum().maxCoeff(), q0, from.x.tail(d));
+    const double weight = roundoff_weight(h, velocity_.matrix_norm(), q0, from.x.tail(d));
     // 1. Position multipliers: g(q_1(L)) = 0, q_1(L) = vtmp - h B0 L.
     L_ = s * Lprev_;
     bool have_S = false;
@@ -471,15 +476,7 @@ class Rattle final : public Stepper {
     to.x.head(d) = q1_;
     to.x.tail(d) = p1_;
     if (!to.x.allFinite()) return true;
-    cache_store(q1_, G1_);
-    last_q1_ = q1_;
-    last_G0_ = G0_;
-    last_h_ = h;
-    have_last_ = true;
-    Lprev_ = L_;
-    dq_prev_ = q1_ - q0;
-    h_prev_ = h;
-    have_guess_ = true;
+    remember_step(q0, h);
     status = StepStatus::Success;
     return true;
   }

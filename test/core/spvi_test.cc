@@ -28,33 +28,9 @@ void pendulum_hess(double, const ConstVecRef& x, MatRef H) {
 }
 double pendulum_energy(const Vec& x) { return 0.5 * x(1) * x(1) - std::cos(x(0)); }
 
-/// A non-separable H(q, p) with d = 2:
-///   H = |p|^2/2 a(q) - cos q1 - cos q2 + 0.2 sin(q1) p2,  a = 1 + 0.2 q1^2 + 0.1 q2^2.
-void nonsep(double, const ConstVecRef& x, VecRef dx) {
-  const double q1 = x(0), q2 = x(1), p1 = x(2), p2 = x(3);
-  const double a = 1 + 0.2 * q1 * q1 + 0.1 * q2 * q2, pp = p1 * p1 + p2 * p2;
-  dx(0) = p1 * a;
-  dx(1) = p2 * a + 0.2 * std::sin(q1);
-  dx(2) = -(0.2 * pp * q1 + std::sin(q1) + 0.2 * std::cos(q1) * p2);
-  dx(3) = -(0.1 * pp * q2 + std::sin(q2));
-}
-void nonsep_hess(double, const ConstVecRef& x, MatRef H) {
-  const double q1 = x(0), q2 = x(1), p1 = x(2), p2 = x(3);
-  const double a = 1 + 0.2 * q1 * q1 + 0.1 * q2 * q2, pp = p1 * p1 + p2 * p2;
-  H.setZero();
-  H(0, 0) = 0.2 * pp + std::cos(q1) - 0.2 * std::sin(q1) * p2;
-  H(1, 1) = 0.1 * pp + std::cos(q2);
-  H(0, 2) = H(2, 0) = 0.4 * q1 * p1;
-  H(0, 3) = H(3, 0) = 0.4 * q1 * p2 + 0.2 * std::cos(q1);
-  H(1, 2) = H(2, 1) = 0.2 * q2 * p1;
-  H(1, 3) = H(3, 1) = 0.2 * q2 * p2;
-  H(2, 2) = H(3, 3) = a;
-}
-Vec nonsep_x0() {
-  Vec x(4);
-  x << 0.7, -0.4, 0.3, 0.5;
-  return x;
-}
+using test::nonsep;
+using test::nonsep_hess;
+using test::nonsep_x0;
 
 NewtonOptions tight() {
   NewtonOptions o;

@@ -105,33 +105,9 @@ void ns1(double, const ConstVecRef& x, VecRef dx) {
 }
 double ns1_energy(const Vec& x) { return 0.5 * (1 + x(0) * x(0)) * (1 + x(1) * x(1)); }
 
-/// Non-separable H with d = 2 (as in spvi_test.cc):
-///   H = |p|^2/2 a(q) - cos q1 - cos q2 + 0.2 sin(q1) p2,  a = 1 + 0.2 q1^2 + 0.1 q2^2.
-void ns2(double, const ConstVecRef& x, VecRef dx) {
-  const double q1 = x(0), q2 = x(1), p1 = x(2), p2 = x(3);
-  const double a = 1 + 0.2 * q1 * q1 + 0.1 * q2 * q2, pp = p1 * p1 + p2 * p2;
-  dx(0) = p1 * a;
-  dx(1) = p2 * a + 0.2 * std::sin(q1);
-  dx(2) = -(0.2 * pp * q1 + std::sin(q1) + 0.2 * std::cos(q1) * p2);
-  dx(3) = -(0.1 * pp * q2 + std::sin(q2));
-}
-void ns2_hess(double, const ConstVecRef& x, MatRef H) {
-  const double q1 = x(0), q2 = x(1), p1 = x(2), p2 = x(3);
-  const double a = 1 + 0.2 * q1 * q1 + 0.1 * q2 * q2, pp = p1 * p1 + p2 * p2;
-  H.setZero();
-  H(0, 0) = 0.2 * pp + std::cos(q1) - 0.2 * std::sin(q1) * p2;
-  H(1, 1) = 0.1 * pp + std::cos(q2);
-  H(0, 2) = H(2, 0) = 0.4 * q1 * p1;
-  H(0, 3) = H(3, 0) = 0.4 * q1 * p2 + 0.2 * std::cos(q1);
-  H(1, 2) = H(2, 1) = 0.2 * q2 * p1;
-  H(1, 3) = H(3, 1) = 0.2 * q2 * p2;
-  H(2, 2) = H(3, 3) = a;
-}
-Vec ns2_x0() {
-  Vec x(4);
-  x << 0.7, -0.4, 0.3, 0.5;
-  return x;
-}
+using test::nonsep;
+using test::nonsep_hess;
+using test::nonsep_x0;
 
 /// Classical RK4 with N steps: an independent reference solution.
 template <class F>
@@ -392,10 +368,10 @@ TEST(Steppers, OneStepMapIsSymplectic) {
   const double h = 0.1;
   for (const MethodInfo& mi : kMethods) {
     const bool gen = mi.general;
-    HamiltonianProblem P = gen ? HamiltonianProblem(2, &ns2) : k.make();
+    HamiltonianProblem P = gen ? HamiltonianProblem(2, &nonsep) : k.make();
     auto s = make(mi.m, P);
     const double dev =
-        symplecticity_defect([&](const Vec& x) { return step_map(*s, x, h); }, gen ? ns2_x0() : xk);
+        symplecticity_defect([&](const Vec& x) { return step_map(*s, x, h); }, gen ? nonsep_x0() : xk);
     std::printf("[symplectic] %-16s on %s: defect %.2e\n", mi.name, gen ? "non-separable" : "Kepler",
                 dev);
     EXPECT_LT(dev, 1e-10) << mi.name;
@@ -418,9 +394,9 @@ TEST(Steppers, StormerVerletIsTimeReversible) {
   const double h = 0.1;
   for (const MethodInfo& mi : kMethods) {
     const bool gen = mi.general;
-    HamiltonianProblem P = gen ? HamiltonianProblem(2, &ns2) : k.make();
+    HamiltonianProblem P = gen ? HamiltonianProblem(2, &nonsep) : k.make();
     auto s = make(mi.m, P);
-    const Vec x0 = gen ? ns2_x0() : k.exact(1.0);
+    const Vec x0 = gen ? nonsep_x0() : k.exact(1.0);
     Point a(4), b(4), c(4);
     a.set(0.0, x0);
     ASSERT_EQ(s->step(a, h, b), StepStatus::Success);
@@ -442,12 +418,12 @@ TEST(Steppers, StormerVerletIsTimeReversible) {
 // path uses no FD Jacobian and the FD path no Hessian.
 TEST(Steppers, AnalyticHessianMatchesFiniteDifferences) {
   for (Method m : {Method::SEimp, Method::SVimp}) {
-    HamiltonianProblem ph(2, &ns2), pf(2, &ns2);
-    ph.set_hessian(&ns2_hess);
+    HamiltonianProblem ph(2, &nonsep), pf(2, &nonsep);
+    ph.set_hessian(&nonsep_hess);
     NewtonOptions o;  // default simplified Newton, as used in practice ...
     o.tol = 1e-13;    // ... converged far enough for a 1e-10 comparison
     auto sh = make(m, ph, o), sf = make(m, pf, o);
-    const Vec xh = run(*sh, ns2_x0(), 0.05, 40), xf = run(*sf, ns2_x0(), 0.05, 40);
+    const Vec xh = run(*sh, nonsep_x0(), 0.05, 40), xf = run(*sf, nonsep_x0(), 0.05, 40);
     const Stats &a = ph.stats(), &f = pf.stats();
     std::printf("[hessian] %s: |diff| %.2e; f-calls %ld (+%ld Hessians) vs FD %ld (%ld FD Jacobians)\n",
                 sh->name(), (xh - xf).norm(), a.field_evals, a.hessian_evals, f.field_evals,
@@ -521,10 +497,10 @@ TEST(Steppers, ImplicitCallCounts) {
   const int N = 50;
   for (Method m : {Method::SEimp, Method::SVimp}) {
     for (bool hess : {true, false}) {
-      HamiltonianProblem P(2, &ns2);
-      if (hess) P.set_hessian(&ns2_hess);
+      HamiltonianProblem P(2, &nonsep);
+      if (hess) P.set_hessian(&nonsep_hess);
       auto s = make(m, P, NewtonOptions());
-      run(*s, ns2_x0(), 0.01, N);
+      run(*s, nonsep_x0(), 0.01, N);
       const Stats& st = P.stats();
       const long solves = (m == Method::SVimp ? 2 : 1) * N;
       std::printf("[calls] %s %s: %.2f f-calls/step, %.2f Newton it/solve, %ld Jacobians, %ld LU\n",
