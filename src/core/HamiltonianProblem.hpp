@@ -73,8 +73,22 @@ class HamiltonianProblem {
       hessian_(t, x, hess);
       return hess.allFinite();
     }
-    // f = [H_p; -H_q]  =>  Hess(q-rows) = -df_p/dx, Hess(p-rows) = df_q/dx.
     if (!field(t, x, f_base_)) return false;
+    return fd_hessian(t, x, hess);
+  }
+
+  /// As hamiltonian_hessian, with f(t, x) = fx already known (2d calls
+  /// when differencing).
+  bool hamiltonian_hessian(double t, const ConstVecRef& x, const ConstVecRef& fx, MatRef hess) {
+    if (hessian_) return hamiltonian_hessian(t, x, hess);
+    f_base_ = fx;
+    return fd_hessian(t, x, hess);
+  }
+
+ private:
+  // f = [H_p; -H_q]  =>  Hess(q-rows) = -df_p/dx, Hess(p-rows) = df_q/dx,
+  // forward differences from f_base_ = f(t, x).
+  bool fd_hessian(double t, const ConstVecRef& x, MatRef hess) {
     for (int j = 0; j < 2 * d_; ++j) {
       const double delta = fd_step(x(j));
       x_pert_ = x;
@@ -86,6 +100,8 @@ class HamiltonianProblem {
     ++stats_.fd_jacobians;
     return hess.allFinite();
   }
+
+ public:
 
   /// One d x d block of df/dx at x: rows `rows` (0: the q-part f_q = H_p,
   /// 1: the p-part f_p = -H_q), columns `cols` (0: d/dq, 1: d/dp).

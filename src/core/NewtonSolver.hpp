@@ -9,7 +9,9 @@
 // the first rate theta_2 of the last solve that measured one, eta =
 // max(theta_2/(1 - theta_2), eps)^0.8 (HW (IV.8.10)), which saves one call of F per solve when the
 // iteration converges fast (a linear stage: one iteration).  At most 4 solves
-// in a row end this way; the next one measures theta again.
+// in a row end this way; the next one measures theta again.  Neither test
+// needs F at the accepted iterate: with residual_at_solution = false the solve
+// ends without that call (the caller then has F only at the iterate before).
 #ifndef ODEPKG_NEWTON_SOLVER_HPP
 #define ODEPKG_NEWTON_SOLVER_HPP
 
@@ -27,6 +29,10 @@ struct NewtonOptions {
   int max_iterations = 30;     ///< per solve
   bool reuse_factorization = true;  ///< false: full Newton, J refreshed every iteration
   double refresh_rate = 0.5;   ///< contraction rate above which J is refreshed next solve
+  /// Evaluate F at the accepted iterate (callers that reuse it, e.g. the
+  /// force at the end of a step).  Convergence is decided from the
+  /// corrections alone, so callers that do not need it save one F per solve.
+  bool residual_at_solution = true;
 };
 
 class NewtonSolver {
@@ -58,6 +64,7 @@ class NewtonSolver {
   bool has_factorization() const { return have_lu_; }
 
   int last_iterations() const { return last_iterations_; }
+  bool retrying() const { return retrying_; }
   double last_rate() const { return last_rate_; }
   /// F at the last iterate.
   const Vec& residual() const { return r_; }
@@ -66,13 +73,24 @@ class NewtonSolver {
   /// on non-finite values.  On success, the last call of F was at the returned y.
   template <class Residual, class Jacobian>
   StepStatus solve(Residual&& F, Jacobian&& J, VecRef y) {
+    return solve(F, J, y, [this] { return !opts_.reuse_factorization; });
+  }
+
+  /// As above, for a caller that keeps its own Jacobian model (quasi-Newton):
+  /// `remodel()`, asked after each call of F, is true when the model changed
+  /// and J must be formed and factorized again before the next iteration.
+  /// During the retry from the guess, retrying() is true: J should then be
+  /// the true Jacobian, not the model.
+  template <class Residual, class Jacobian, class Remodel>
+  StepStatus solve(Residual&& F, Jacobian&& J, VecRef y, Remodel&& remodel) {
     if (stats_) ++stats_->newton_solves;
     y0_ = y;
     for (int attempt = 0; attempt < 2; ++attempt) {
       bool fresh = false;
+      retrying_ = attempt == 1;
       if (attempt == 1) y = y0_;  // restart from the guess with a fresh Jacobian
       if (!F(y, r_)) return fail(StepStatus::NonFinite);
-      if (!have_lu_ || !opts_.reuse_factorization || attempt == 1) {
+      if (!have_lu_ || attempt == 1 || remodel()) {
         if (!refactor(J, y)) return fail(StepStatus::NonFinite);
         fresh = true;
       }
@@ -80,22 +98,26 @@ class NewtonSolver {
       double theta_first = 1.0;
       int it = 0;
       while (it < opts_.max_iterations) {
-        if (it > 0 && !opts_.reuse_factorization && !refactor(J, y)) break;
+        if (it > 0 && remodel() && !refactor(J, y)) break;
         dy_.noalias() = lu_.solve(r_);
         y -= dy_;
         ++it;
         count_iteration();
         const double nd = scaled_norm(y);
-        if (!std::isfinite(nd) || !F(y, r_)) break;
+        if (!std::isfinite(nd)) break;
         const double theta = nd / prev;
         last_rate_ = (it > 1) ? theta : 0.0;
         if (it == 2) theta_first = theta;
-        if (it == 1 && eta_known_ && shortcuts_ < 4 && eta_ * nd <= opts_.tol) {
+        // Both tests use the corrections only, not F at the new iterate.
+        const bool shortcut = it == 1 && eta_known_ && shortcuts_ < 4 && eta_ * nd <= opts_.tol;
+        const bool converged = nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol);
+        if (!((shortcut || converged) && !opts_.residual_at_solution) && !F(y, r_)) break;
+        if (shortcut) {
           ++shortcuts_;  // accepted with the last measured rate
           finish(it);
           return StepStatus::Success;
         }
-        if (nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol)) {
+        if (converged) {
           if (it > 1 && theta_first < 1.0) {  // a measured rate for the next solves
             // The first ratio |dy_2|/|dy_1|: the error of an accepted first
             // iterate; later ratios are smaller where convergence is
@@ -155,6 +177,7 @@ class NewtonSolver {
     if (stats_) ++stats_->newton_iterations;
   }
   void finish(int it) {
+    retrying_ = false;
     last_iterations_ = it;
     if (stats_) stats_->newton_max_iterations = std::max<long>(stats_->newton_max_iterations, it);
   }
@@ -166,6 +189,7 @@ class NewtonSolver {
   Mat jac_;
   Eigen::PartialPivLU<Mat> lu_;
   bool have_lu_ = false;
+  bool retrying_ = false;
   int last_iterations_ = 0;
   double last_rate_ = 0.0;
   double eta_ = 1.0;        ///< max(theta/(1 - theta), eps)^0.8 of the last measured solve

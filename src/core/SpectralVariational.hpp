@@ -39,10 +39,14 @@
 // needed ~17 iterations per step for (5,3).  For P = Q - 1 the Jacobian's
 // condition is independent of h; for P >= Q it grows like 1/h.
 //
-// Starting guess: the previous step's polynomials q(z) and p (through p_k,
-// the nodal p_j and p_{k+1}) re-evaluated on the new interval (extrapolated
-// after an accepted step, interpolated after a rejected one); without a
-// previous step, one Euler-like step from f(t_k, x_k).
+// Starting guess: along a run of equal steps, every unknown is a smooth
+// function of the step index, so the last three solutions are extrapolated,
+// y_{n+1} = 3 y_n - 3 y_{n-1} + y_{n-2}; otherwise the previous step's
+// polynomials q(z) and p (through p_k, the nodal p_j and p_{k+1}) are
+// re-evaluated on the new interval; without a previous step, one Euler-like
+// step from f(t_k, x_k).  On Kepler e = 0.6, h = 0.1, (3,3) the extrapolation
+// is 70 times closer to the solution (geometric mean) than the polynomials:
+// for P >= Q the nodal momenta are not samples of a smooth p(t).
 //
 // Error estimate (seed 004): the same step with Q+1 modes and P+1 nodes,
 // started from the low-order solution (modes padded with a zero, nodal
@@ -50,10 +54,20 @@
 // than the seed's averages); err = x_high - x_low, the low-order local error
 // up to O(h^{order+3}).
 //
-// Newton: NewtonSolver keeps the LU across steps of the same h (fixed steps:
-// one Jacobian per run was typical in the tests); a factorization for another
-// h is dropped, which measured cheaper in adaptive runs than iterating with a
-// stale one (the Jacobian depends on h, not just through a factor).
+// Newton (systems of up to 64 unknowns): quasi-Newton on the structure.  J
+// depends on the state only through the node Hessians, so those are the
+// model: exact once (HamiltonianHessFcn, or 2d forward differences per node
+// from the f already known there), then every residual gives each node a
+// secant pair and a Powell-symmetric-Broyden update (secant_update); J is
+// re-formed from the model for the current h (no callback) and refactorized.
+// If the contraction rate exceeds 0.2, or Newton fails, the Hessians are
+// taken exactly again.  F is not evaluated at the accepted iterate (the
+// convergence test needs only the corrections).  Measured on Kepler e = 0.6,
+// h = 0.1, (3,3), 1000 steps: 10.9 f-calls and 3.5 iterations per step,
+// against 20.7 and 5.9 with one frozen LU per h, and 30.5 with exact
+// Hessians from the second iteration on.  Larger systems keep one LU per h
+// (dropped when h changes: the Jacobian depends on h, not just through a
+// factor), as refactorizing every iteration would cost more than it saves.
 #ifndef ODEPKG_SPECTRAL_VARIATIONAL_HPP
 #define ODEPKG_SPECTRAL_VARIATIONAL_HPP
 
@@ -79,10 +93,16 @@ class SpviSystem {
         Q_(q_dofs),
         P_(p_dofs),
         tab_(q_dofs, p_dofs),
-        newton_((q_dofs + p_dofs + 2) * pb.dim(), &pb.stats(), opts),
+        newton_((q_dofs + p_dofs + 2) * pb.dim(), &pb.stats(), without_final_residual(opts)),
         X_(2 * pb.dim(), p_dofs),
         F_(2 * pb.dim(), p_dofs),
-        hess_(p_dofs, Mat(2 * pb.dim(), 2 * pb.dim())) {}
+        hess_(p_dofs, Mat(2 * pb.dim(), 2 * pb.dim())),
+        secant_((q_dofs + p_dofs + 2) * pb.dim() <= kSecantMaxSize),
+        Xs_(2 * pb.dim(), p_dofs),
+        Fs_(2 * pb.dim(), p_dofs),
+        s_(2 * pb.dim()),
+        v_(2 * pb.dim()),
+        r_(2 * pb.dim()) {}
 
   int size() const { return static_cast<int>(y.size()); }
   int q_dofs() const { return Q_; }
@@ -92,11 +112,13 @@ class SpviSystem {
   int ip(int j) const { return (Q_ + j) * d_; }   ///< offset of nodal p_j
   int iq1() const { return (Q_ + P_) * d_; }       ///< offset of q_{k+1}
   int ip1() const { return (Q_ + P_ + 1) * d_; }   ///< offset of p_{k+1}
-  /// Node states [Q_j; p_j] (columns) and f there, at the last residual.
+  /// Node states [Q_j; p_j] (columns) of the last solution.
   const Mat& node_states() const { return X_; }
-  const Mat& node_fields() const { return F_; }
   const NewtonSolver& newton() const { return newton_; }
-  void reset() { newton_.invalidate(); }
+  void reset() {
+    newton_.invalidate();
+    model_ = false;
+  }
 
   /// r = F(yy) for the step of size h from x_k at t0.  False if non-finite.
   bool residual(double t0, double h, const ConstVecRef& xk, const ConstVecRef& yy, VecRef r) {
@@ -132,14 +154,35 @@ class SpviSystem {
 
   /// J = dF/dy at yy (formulas in the header comment).
   bool jacobian(double t0, double h, const ConstVecRef& yy, MatRef J) {
+    return node_hessians(t0, h, yy) && assemble(h, J);
+  }
+
+  /// The Hessians of H at the nodes of yy (user's HamiltonianHessFcn or
+  /// finite differences of f) into the model hess_.
+  /// With `fields_known`, F_ holds f at the nodes of yy (the last residual
+  /// was at yy): differencing then costs 2d calls per node, not 2d + 1.
+  bool node_hessians(double t0, double h, const ConstVecRef& yy, bool fields_known = false) {
     const int d = d_;
     const double hh = 0.5 * h;
     ++pb_.stats().jacobian_evals;
     node_positions(yy);
     for (int j = 0; j < P_; ++j) {
       X_.col(j).tail(d) = yy.segment(ip(j), d);
-      if (!pb_.hamiltonian_hessian(t0 + hh * (1.0 + tab_.z(j)), X_.col(j), hess_[j])) return false;
+      const double tj = t0 + hh * (1.0 + tab_.z(j));
+      if (!(fields_known ? pb_.hamiltonian_hessian(tj, X_.col(j), F_.col(j), hess_[j])
+                         : pb_.hamiltonian_hessian(tj, X_.col(j), hess_[j])))
+        return false;
     }
+    model_ = true;
+    separable_ = true;
+    for (int j = 0; j < P_; ++j) separable_ = separable_ && hess_[j].topRightCorner(d, d).isZero(0.0);
+    return true;
+  }
+
+  /// J from the node Hessians in hess_ (no callbacks).
+  bool assemble(double h, MatRef J) {
+    const int d = d_;
+    const double hh = 0.5 * h;
     J.setZero();
     for (int s = 0; s < Q_; ++s) {
       for (int j = 0; j < P_; ++j) {
@@ -172,19 +215,63 @@ class SpviSystem {
   /// Newton from the guess in y; on success y is the solution and the node
   /// states/fields are those of y.
   StepStatus solve(double t0, double h, const ConstVecRef& xk) {
-    // J depends on h non-linearly: a factorization for another h is dropped.
-    if (newton_.has_factorization() && std::abs(h - h_lu_) > 1e-10 * std::abs(h)) newton_.invalidate();
-    auto F = [&](const ConstVecRef& yy, VecRef r) { return residual(t0, h, xk, yy, r); };
-    auto J = [&](const ConstVecRef& yy, MatRef jac) {
-      h_lu_ = h;
-      return jacobian(t0, h, yy, jac);
+    if (!secant_) {
+      // J depends on h non-linearly: a factorization for another h is dropped.
+      if (newton_.has_factorization() && std::abs(h - h_lu_) > 1e-10 * std::abs(h)) newton_.invalidate();
+      auto F = [&](const ConstVecRef& yy, VecRef r) { return residual(t0, h, xk, yy, r); };
+      auto J = [&](const ConstVecRef& yy, MatRef jac) {
+        h_lu_ = h;
+        return jacobian(t0, h, yy, jac);
+      };
+      const StepStatus st = newton_.solve(F, J, y);
+      if (st == StepStatus::Success) node_states_at(y);
+      return st;
+    }
+    // Quasi-Newton on the node Hessians (header comment): J is re-formed
+    // from the model whenever a secant update changed it, or h changed.
+    if (std::abs(h - h_lu_) > 1e-10 * std::abs(h)) model_changed_ = true;
+    have_pair_ = false;
+    want_exact_ = false;
+    int n_res = 0;
+    auto F = [&](const ConstVecRef& yy, VecRef r) {
+      if (!residual(t0, h, xk, yy, r)) return false;
+      ++n_res;
+      secant_update();
+      return true;
     };
-    return newton_.solve(F, J, y);
+    auto J = [&](const ConstVecRef& yy, MatRef jac) {
+      if ((!model_ || want_exact_ || newton_.retrying()) && !node_hessians(t0, h, yy, true)) return false;
+      h_lu_ = h;
+      model_changed_ = want_exact_ = false;
+      return assemble(h, jac);
+    };
+    auto remodel = [&] {
+      if (!newton_.options().reuse_factorization ||  // full Newton asked for
+          (n_res >= 3 && newton_.last_rate() > exact_rate_))
+        want_exact_ = true;
+      return model_changed_ || want_exact_;
+    };
+    const StepStatus st = newton_.solve(F, J, y, remodel);
+    if (st == StepStatus::Success) node_states_at(y);
+    return st;
   }
 
   Vec y;  ///< the unknowns: the guess before solve(), the solution after
 
  private:
+  /// F is not evaluated at the accepted iterate (NewtonSolver): P calls saved
+  /// per solve; nothing downstream needs f there.
+  static NewtonOptions without_final_residual(NewtonOptions o) {
+    o.residual_at_solution = false;
+    return o;
+  }
+
+  /// X_ = the node states [Q_j; p_j] of yy (no callbacks).
+  void node_states_at(const ConstVecRef& yy) {
+    node_positions(yy);
+    for (int j = 0; j < P_; ++j) X_.col(j).tail(d_) = yy.segment(ip(j), d_);
+  }
+
   /// X_ q-parts: Q_j = sum_i l_i(z_j) q^i.
   void node_positions(const ConstVecRef& yy) {
     for (int j = 0; j < P_; ++j) {
@@ -194,6 +281,49 @@ class SpviSystem {
     }
   }
 
+  /// Powell-symmetric-Broyden update of each node Hessian with the secant
+  /// pair of the last two residuals at that node (same t_j):
+  /// s = dX_j, v = Hess s = [-dF_p; dF_q] (F = [H_p; -H_q]),
+  /// B += (r s' + s r')/(s's) - (r's) s s'/(s's)^2 with r = v - B s.
+  /// When the exact Hessians had H_qp = 0 at every node (separable H), the
+  /// model keeps that pattern and H_qq, H_pp are updated apart, from
+  /// (dQ_j, -dF_p) and (dp_j, dF_q): twice the information per pair, and no
+  /// coupling invented by the update.  Pairs with |s| below 1e-8 max(1, |X_j|)
+  /// carry mostly round-off: skipped.
+  void secant_update() {
+    const int d = d_;
+    if (have_pair_ && model_) {
+      for (int j = 0; j < P_; ++j) {
+        s_ = X_.col(j) - Xs_.col(j);
+        v_.head(d) = Fs_.col(j).tail(d) - F_.col(j).tail(d);
+        v_.tail(d) = F_.col(j).head(d) - Fs_.col(j).head(d);
+        const double floor = 1e-8 * std::max(1.0, X_.col(j).lpNorm<Eigen::Infinity>());
+        Mat& B = hess_[j];
+        if (separable_) {
+          model_changed_ |= psb(B.topLeftCorner(d, d), s_.head(d), v_.head(d), r_.head(d), floor);
+          model_changed_ |= psb(B.bottomRightCorner(d, d), s_.tail(d), v_.tail(d), r_.tail(d), floor);
+        } else {
+          model_changed_ |= psb(B, s_, v_, r_, floor);
+        }
+      }
+    }
+    Xs_ = X_;
+    Fs_ = F_;
+    have_pair_ = true;
+  }
+
+  /// One PSB update of the symmetric B with B s = v; r is workspace.
+  static bool psb(Eigen::Ref<Mat> B, const ConstVecRef& s, const ConstVecRef& v, VecRef r, double floor) {
+    if (!(s.lpNorm<Eigen::Infinity>() > floor)) return false;
+    const double ss = s.squaredNorm();
+    r.noalias() = v - B * s;
+    const double c = r.dot(s) / (ss * ss);
+    const Eigen::Index n = s.size();
+    for (Eigen::Index b = 0; b < n; ++b)
+      for (Eigen::Index a = 0; a < n; ++a) B(a, b) += (r(a) * s(b) + s(a) * r(b)) / ss - c * s(a) * s(b);
+    return true;
+  }
+
   HamiltonianProblem& pb_;
   int d_, Q_, P_;
   SpectralTables tab_;
@@ -201,6 +331,18 @@ class SpviSystem {
   Mat X_, F_;
   std::vector<Mat> hess_;
   double h_lu_ = 0.0;
+  // Quasi-Newton model (secant_): hess_ holds it once model_ is set.  It
+  // refactorizes J at every iteration: worth it while the LU is cheap next to
+  // the 2dP calls of a fresh Jacobian; larger systems keep one LU per h.
+  static constexpr int kSecantMaxSize = 64;
+  bool secant_;
+  bool model_ = false, model_changed_ = false, have_pair_ = false, want_exact_ = false;
+  bool separable_ = false;  // the exact Hessians had H_qp = 0
+  /// Contraction rate above which the model is replaced by exact Hessians
+  /// (Kepler e = 0.6: 0.2 cost the fewest calls among 0.05..1).
+  static constexpr double exact_rate_ = 0.2;
+  Mat Xs_, Fs_;  // node states and fields of the previous residual
+  Vec s_, v_, r_;
 };
 
 /// Lagrange basis through the points xs at x: out(m) = prod_{n != m} (x - xs_n)/(xs_m - xs_n).
@@ -235,7 +377,8 @@ class SpectralVariational final : public Stepper {
         xs_(p_dofs + 2),
         den_(p_dofs + 2),
         lb_(p_dofs + 2),
-        Ip_(p_dofs + 1, p_dofs + 2) {
+        Ip_(p_dofs + 1, p_dofs + 2),
+        hist_(low_.size(), 3) {
     gauss_legendre(Q_, eta_, omega_);  // projection onto the Q modes, exact for degree <= 2Q-1
     Lq_.resize(Q_, Q_);
     for (int m = 0; m < Q_; ++m) {
@@ -265,6 +408,7 @@ class SpectralVariational final : public Stepper {
     low_.reset();
     high_.reset();
     have_prev_ = false;
+    nhist_ = 0;
   }
 
   int q_dofs() const { return Q_; }
@@ -274,7 +418,7 @@ class SpectralVariational final : public Stepper {
   StepStatus step(Point& from, double h, Point& to) override {
     const int d = d_;
     Vec& y = low_.y;
-    if (!warm_guess(from, h)) {
+    if (!extrapolated_guess(from, h) && !warm_guess(from, h)) {
       // Cold start: q(z) = q_k + h/2 (1+z) H_p, p(z) = p_k - h/2 (1+z) H_q at x_k.
       if (!problem_.field(from.t, from.x, work_)) return StepStatus::NonFinite;
       from.force = work_.tail(d);
@@ -294,6 +438,15 @@ class SpectralVariational final : public Stepper {
     to.x.tail(d) = y.segment(low_.ip1(), d);
     to.has_force = false;
     if (!to.x.allFinite()) return StepStatus::NonFinite;
+    // History of solutions along a chain of steps of equal h.
+    if (continues_chain(from, h)) {
+      hist_.col(2) = hist_.col(1);
+      hist_.col(1) = hist_.col(0);
+      nhist_ = std::min(nhist_ + 1, 3);
+    } else {
+      nhist_ = 1;
+    }
+    hist_.col(0) = y;
     prev_y_ = y;
     t_a_ = from.t;
     h_a_ = h;
@@ -383,6 +536,26 @@ class SpectralVariational final : public Stepper {
     return q_dofs;
   }
 
+  /// `from` is the end point of the last solved step and h its size.
+  bool continues_chain(const Point& from, double h) const {
+    return have_prev_ && h == h_a_ && std::abs(from.t - (t_a_ + h_a_)) <= 1e-8 * std::abs(h_a_) && from.x == xb_;
+  }
+
+  /// Along a chain of equal steps every unknown (modes, nodal momenta, end
+  /// point) is a smooth function of the step index n: extrapolate the
+  /// sequences, y_{n+1} = 3 y_n - 3 y_{n-1} + y_{n-2} (error O(h^3)), or
+  /// 2 y_n - y_{n-1} after two steps.  Re-evaluating the last step's
+  /// polynomials (warm_guess) is worse for the nodal momenta, which for
+  /// P >= Q are not samples of a smooth p(t) (node_values).
+  bool extrapolated_guess(const Point& from, double h) {
+    if (nhist_ < 2 || !continues_chain(from, h)) return false;
+    if (nhist_ == 3)
+      low_.y = 3.0 * (hist_.col(0) - hist_.col(1)) + hist_.col(2);
+    else
+      low_.y = 2.0 * hist_.col(0) - hist_.col(1);
+    return true;
+  }
+
   /// Guess from the last solved step when `from` is its start or end point:
   /// its q and p polynomials re-evaluated at the new nodes.
   bool warm_guess(const Point& from, double h) {
@@ -429,6 +602,8 @@ class SpectralVariational final : public Stepper {
   Mat Lq_;           // l_i(eta_m)
   Vec xs_, den_, lb_;  // momentum interpolation points, Lagrange denominators, basis values
   Mat Ip_;             // low -> high nodal momenta interpolation
+  Mat hist_;           // the last solutions of a chain of equal steps, newest first
+  int nhist_ = 0;
   bool have_prev_ = false;
   double t_a_ = 0.0, h_a_ = 0.0;  // start and size of the last step
 };
