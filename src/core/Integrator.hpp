@@ -91,7 +91,10 @@ class Integrator {
         for (long i = 1; i <= n; ++i) {
           if (interrupt) interrupt();
           const double t_end = i == n ? target : t_start + i * hs;
-          const StepStatus s = stepper_.step(cur_, t_end - cur_.t, next_);
+          // Interior steps are exactly hs (t_end - t would differ from it in
+          // the last bits, and the steppers' equal-step predictors look for
+          // equal steps); t itself follows t_start + i hs.
+          const StepStatus s = stepper_.step(cur_, i == n ? t_end - cur_.t : hs, next_);
           if (s != StepStatus::Success) return failed(res, s);
           next_.t = t_end;
           advance();

@@ -399,7 +399,7 @@ class Rattle final : public Stepper {
   /// from q0 of size h (q1_, G1_, G0_, L_ belong to it).
   void remember_step(const ConstVecRef& q0, double h) {
     cache_store(q1_, G1_);
-    const bool cont = have_last_ && (last_q1_.array() == q0.array()).all() && h == h_prev_;
+    const bool cont = have_last_ && (last_q1_.array() == q0.array()).all() && same_step(h, h_prev_);
     nL_ = cont ? std::min(nL_ + 1, 3) : 1;
     Lprev3_ = Lprev2_;
     Lprev2_ = Lprev_;
@@ -417,7 +417,7 @@ class Rattle final : public Stepper {
   /// that continue each other the extrapolation of the last three (O(h^3)),
   /// else the last one scaled by s = h/h_prev.
   void guess_L(double s, double h, bool extrap) {
-    const bool chain = extrap && have_guess_ && h == h_prev_;
+    const bool chain = extrap && have_guess_ && same_step(h, h_prev_);
     if (chain && nL_ >= 3)
       L_ = 3.0 * (Lprev_ - Lprev2_) + Lprev3_;
     else if (chain && nL_ >= 2)
@@ -820,9 +820,9 @@ class Rattle final : public Stepper {
     // Starting guess: the previous step's increments scaled by h/h_prev;
     // along equal steps that continue each other, the increments are smooth
     // in the step index: 2 inc_n - inc_{n-1} (error O(h^3) in p, not O(h^2)).
-    const bool chain = have_inc2_ && h == h_prev_ && h == h_prev2_ &&
+    const bool chain = have_inc2_ && same_step(h, h_prev_) && same_step(h, h_prev2_) &&
                        (last_q1_.array() == q0_.array()).all();
-    if (chain && have_inc3_ && h == h_prev3_) {
+    if (chain && have_inc3_ && same_step(h, h_prev3_)) {
       incx_ = 3.0 * (inc_ - inc2_) + inc3_;
     } else if (chain) {
       incx_ = 2.0 * inc_ - inc2_;

@@ -538,7 +538,7 @@ class SpectralVariational final : public Stepper {
 
   /// `from` is the end point of the last solved step and h its size.
   bool continues_chain(const Point& from, double h) const {
-    return have_prev_ && h == h_a_ && std::abs(from.t - (t_a_ + h_a_)) <= 1e-8 * std::abs(h_a_) && from.x == xb_;
+    return have_prev_ && same_step(h, h_a_) && std::abs(from.t - (t_a_ + h_a_)) <= 1e-8 * std::abs(h_a_) && from.x == xb_;
   }
 
   /// Along a chain of equal steps every unknown (modes, nodal momenta, end

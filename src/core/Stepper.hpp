@@ -5,6 +5,8 @@
 #include "HamiltonianProblem.hpp"
 #include "Types.hpp"
 
+#include <cmath>
+
 namespace odepkg {
 
 /// A point of the trajectory with the stepper's cached force.
@@ -28,6 +30,10 @@ struct Point {
     has_force = false;
   }
 };
+
+/// Steps of the same size up to round-off (t_end - t of a fixed-step loop
+/// differs from h in the last bits): for the equal-step predictors.
+inline bool same_step(double a, double b) { return std::abs(a - b) <= 1e-12 * std::abs(a); }
 
 class Stepper {
  public:
