@@ -39,14 +39,15 @@
 // needed ~17 iterations per step for (5,3).  For P = Q - 1 the Jacobian's
 // condition is independent of h; for P >= Q it grows like 1/h.
 //
-// Starting guess: along a run of equal steps, every unknown is a smooth
-// function of the step index, so the last three solutions are extrapolated,
-// y_{n+1} = 3 y_n - 3 y_{n-1} + y_{n-2}; otherwise the previous step's
-// polynomials q(z) and p (through p_k, the nodal p_j and p_{k+1}) are
-// re-evaluated on the new interval; without a previous step, one Euler-like
-// step from f(t_k, x_k).  On Kepler e = 0.6, h = 0.1, (3,3) the extrapolation
-// is 70 times closer to the solution (geometric mean) than the polynomials:
-// for P >= Q the nodal momenta are not samples of a smooth p(t).
+// Starting guess: the previous step's polynomials q(z) and p (through p_k,
+// the nodal p_j and p_{k+1}) re-evaluated on the new interval (extrapolated
+// after an accepted step, interpolated after a rejected one); without a
+// previous step, one Euler-like step from f(t_k, x_k).  (Extrapolating the
+// last three solutions, y_{n+1} = 3 y_n - 3 y_{n-1} + y_{n-2}, was 70 times
+// closer on Kepler e = 0.6, h = 0.1, (3,3), yet cost 10.9 f-calls per step
+// against 9.0 with the quasi-Newton below (then accepting on the second
+// iteration's rate): the larger first corrections feed it better secant
+// pairs.)
 //
 // Error estimate (seed 004): the same step with Q+1 modes and P+1 nodes,
 // started from the low-order solution (modes padded with a zero, nodal
@@ -63,9 +64,8 @@
 // If the contraction rate exceeds 0.2, or Newton fails, the Hessians are
 // taken exactly again.  F is not evaluated at the accepted iterate (the
 // convergence test needs only the corrections).  Measured on Kepler e = 0.6,
-// h = 0.1, (3,3), 1000 steps: 10.9 f-calls and 3.5 iterations per step,
-// against 20.7 and 5.9 with one frozen LU per h, and 30.5 with exact
-// Hessians from the second iteration on.  Larger systems keep one LU per h
+// h = 0.1, (3,3), 1000 steps: 10.0 f-calls and 3.3 iterations per step,
+// against 20.7 and 5.9 with one frozen LU per h.  Larger systems keep one LU per h
 // (dropped when h changes: the Jacobian depends on h, not just through a
 // factor), as refactorizing every iteration would cost more than it saves.
 #ifndef ODEPKG_SPECTRAL_VARIATIONAL_HPP
@@ -93,7 +93,7 @@ class SpviSystem {
         Q_(q_dofs),
         P_(p_dofs),
         tab_(q_dofs, p_dofs),
-        newton_((q_dofs + p_dofs + 2) * pb.dim(), &pb.stats(), without_final_residual(opts)),
+        newton_((q_dofs + p_dofs + 2) * pb.dim(), &pb.stats(), solver_options(opts, (q_dofs + p_dofs + 2) * pb.dim() <= kSecantMaxSize)),
         X_(2 * pb.dim(), p_dofs),
         F_(2 * pb.dim(), p_dofs),
         hess_(p_dofs, Mat(2 * pb.dim(), 2 * pb.dim())),
@@ -260,9 +260,11 @@ class SpviSystem {
 
  private:
   /// F is not evaluated at the accepted iterate (NewtonSolver): P calls saved
-  /// per solve; nothing downstream needs f there.
-  static NewtonOptions without_final_residual(NewtonOptions o) {
+  /// per solve; nothing downstream needs f there.  The quasi-Newton's rate
+  /// is trusted from the third iteration on (NewtonOptions::rate_from).
+  static NewtonOptions solver_options(NewtonOptions o, bool secant) {
     o.residual_at_solution = false;
+    if (secant) o.rate_from = 3;
     return o;
   }
 
@@ -339,7 +341,8 @@ class SpviSystem {
   bool model_ = false, model_changed_ = false, have_pair_ = false, want_exact_ = false;
   bool separable_ = false;  // the exact Hessians had H_qp = 0
   /// Contraction rate above which the model is replaced by exact Hessians
-  /// (Kepler e = 0.6: 0.2 cost the fewest calls among 0.05..1).
+  /// (a safety net: between 0.05 and 1 the calls per step changed by < 5 %
+  /// on Kepler e = 0.6 and the non-separable test problem).
   static constexpr double exact_rate_ = 0.2;
   Mat Xs_, Fs_;  // node states and fields of the previous residual
   Vec s_, v_, r_;
@@ -377,8 +380,7 @@ class SpectralVariational final : public Stepper {
         xs_(p_dofs + 2),
         den_(p_dofs + 2),
         lb_(p_dofs + 2),
-        Ip_(p_dofs + 1, p_dofs + 2),
-        hist_(low_.size(), 3) {
+        Ip_(p_dofs + 1, p_dofs + 2) {
     gauss_legendre(Q_, eta_, omega_);  // projection onto the Q modes, exact for degree <= 2Q-1
     Lq_.resize(Q_, Q_);
     for (int m = 0; m < Q_; ++m) {
@@ -408,7 +410,6 @@ class SpectralVariational final : public Stepper {
     low_.reset();
     high_.reset();
     have_prev_ = false;
-    nhist_ = 0;
   }
 
   int q_dofs() const { return Q_; }
@@ -418,7 +419,7 @@ class SpectralVariational final : public Stepper {
   StepStatus step(Point& from, double h, Point& to) override {
     const int d = d_;
     Vec& y = low_.y;
-    if (!extrapolated_guess(from, h) && !warm_guess(from, h)) {
+    if (!warm_guess(from, h)) {
       // Cold start: q(z) = q_k + h/2 (1+z) H_p, p(z) = p_k - h/2 (1+z) H_q at x_k.
       if (!problem_.field(from.t, from.x, work_)) return StepStatus::NonFinite;
       from.force = work_.tail(d);
@@ -438,15 +439,6 @@ class SpectralVariational final : public Stepper {
     to.x.tail(d) = y.segment(low_.ip1(), d);
     to.has_force = false;
     if (!to.x.allFinite()) return StepStatus::NonFinite;
-    // History of solutions along a chain of steps of equal h.
-    if (continues_chain(from, h)) {
-      hist_.col(2) = hist_.col(1);
-      hist_.col(1) = hist_.col(0);
-      nhist_ = std::min(nhist_ + 1, 3);
-    } else {
-      nhist_ = 1;
-    }
-    hist_.col(0) = y;
     prev_y_ = y;
     t_a_ = from.t;
     h_a_ = h;
@@ -536,26 +528,6 @@ class SpectralVariational final : public Stepper {
     return q_dofs;
   }
 
-  /// `from` is the end point of the last solved step and h its size.
-  bool continues_chain(const Point& from, double h) const {
-    return have_prev_ && same_step(h, h_a_) && std::abs(from.t - (t_a_ + h_a_)) <= 1e-8 * std::abs(h_a_) && from.x == xb_;
-  }
-
-  /// Along a chain of equal steps every unknown (modes, nodal momenta, end
-  /// point) is a smooth function of the step index n: extrapolate the
-  /// sequences, y_{n+1} = 3 y_n - 3 y_{n-1} + y_{n-2} (error O(h^3)), or
-  /// 2 y_n - y_{n-1} after two steps.  Re-evaluating the last step's
-  /// polynomials (warm_guess) is worse for the nodal momenta, which for
-  /// P >= Q are not samples of a smooth p(t) (node_values).
-  bool extrapolated_guess(const Point& from, double h) {
-    if (nhist_ < 2 || !continues_chain(from, h)) return false;
-    if (nhist_ == 3)
-      low_.y = 3.0 * (hist_.col(0) - hist_.col(1)) + hist_.col(2);
-    else
-      low_.y = 2.0 * hist_.col(0) - hist_.col(1);
-    return true;
-  }
-
   /// Guess from the last solved step when `from` is its start or end point:
   /// its q and p polynomials re-evaluated at the new nodes.
   bool warm_guess(const Point& from, double h) {
@@ -602,8 +574,6 @@ class SpectralVariational final : public Stepper {
   Mat Lq_;           // l_i(eta_m)
   Vec xs_, den_, lb_;  // momentum interpolation points, Lagrange denominators, basis values
   Mat Ip_;             // low -> high nodal momenta interpolation
-  Mat hist_;           // the last solutions of a chain of equal steps, newest first
-  int nhist_ = 0;
   bool have_prev_ = false;
   double t_a_ = 0.0, h_a_ = 0.0;  // start and size of the last step
 };
