@@ -17,7 +17,12 @@
 ## (m < d), and optionally @qcode{"ConstraintGradFcn"} (@code{G = fcn (q)},
 ## m-by-d; finite differences otherwise), @qcode{"ConstraintHessFcn"}
 ## (d-by-d-by-m) and @qcode{"HamiltonianHessFcn"} (2d-by-2d Hessian of H in
-## (q, p) order): with both Hessians Newton uses the analytic Jacobian.
+## (q, p) order).  Newton re-forms its Jacobian at every iterate from the
+## current constraint gradients and the Hessians (the given functions, else
+## finite differences of f and G), taken at each step's starting guess unless
+## they turn out constant (quadratic H and constraints: then once, re-checked
+## every 16 steps).  Systems with more than 64 unknowns (3d + 2m) keep one
+## factorization across steps instead.
 ## @qcode{"Explicit"}, @qcode{"yes"} declares H = T(p) + V(q) separable: Newton
 ## then runs on the m position multipliers only and the velocity multipliers
 ## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).

@@ -12,8 +12,12 @@
 ## integrators}): on each step q is a polynomial with @qcode{"Q_DoFs"}
 ## Legendre modes and the action is approximated by Gauss--Legendre
 ## quadrature with @qcode{"P_DoFs"} nodes; the discrete Hamilton equations
-## are solved by Newton's method (analytic Jacobian from
-## @qcode{"HamiltonianHessFcn"} when given, finite differences otherwise).
+## are solved by a quasi-Newton method whose Jacobian is built from the
+## Hessians of H at the quadrature nodes: taken from
+## @qcode{"HamiltonianHessFcn"} when given, by finite differences otherwise,
+## then kept current by secant updates from the iterates (no extra calls of
+## @var{fcn}; systems of more than 64 unknowns, (Q_DoFs + P_DoFs + 2) d,
+## keep one factorization per step size instead).
 ## The map is symplectic for any general H(q, p).  @var{y0} = [q0; p0] and
 ## @code{@var{fcn} (@var{t}, [q; p])} returns [dH/dp; -dH/dq].
 ##
