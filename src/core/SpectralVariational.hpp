@@ -314,11 +314,14 @@ class SpviSystem {
     have_pair_ = true;
   }
 
-  /// One PSB update of the symmetric B with B s = v; r is workspace.
+  /// One PSB update of the symmetric B with B s = v; r is workspace.  False
+  /// (B unchanged) when s is too short or B s = v holds already.
   static bool psb(Eigen::Ref<Mat> B, const ConstVecRef& s, const ConstVecRef& v, VecRef r, double floor) {
     if (!(s.lpNorm<Eigen::Infinity>() > floor)) return false;
     const double ss = s.squaredNorm();
     r.noalias() = v - B * s;
+    // Already right along s (to 1e-6): no update, and no refactorization.
+    if (!(r.lpNorm<Eigen::Infinity>() > 1e-6 * v.lpNorm<Eigen::Infinity>())) return false;
     const double c = r.dot(s) / (ss * ss);
     const Eigen::Index n = s.size();
     for (Eigen::Index b = 0; b < n; ++b)
