@@ -72,6 +72,7 @@ class Rattle final : public Stepper {
  public:
   /// Pivots below this fraction of the largest one count as zero.
   static constexpr double rank_tolerance = 1e-10;
+  static constexpr double kRoundoffLeft = 4 * std::numeric_limits<double>::epsilon();
 
   Rattle(HamiltonianProblem& problem, bool separable, bool shake = false,
          NewtonOptions newton = NewtonOptions())
@@ -474,10 +475,13 @@ class Rattle final : public Stepper {
       L_ += delta_;
       // Converged when the correction is negligible, or when the rate theta
       // measured in this solve bounds the error left after it,
-      // theta/(1 - theta) |delta| <= tol (HW IV.8, (8.10)).
+      // theta/(1 - theta) |delta| (HW IV.8, (8.10)), by a few units of
+      // round-off: a larger error left would be smooth along the trajectory,
+      // a systematic (drifting) perturbation of the symplectic map
+      // (Hairer, McLachlan, Razakarivony, BIT 48 (2008), Brouwer's law).
       const double theta = it > 0 ? nd / prev : 1.0;
       const double eta = theta / (1.0 - theta);
-      if (nd <= opts_.tol || (theta < 0.5 && eta * nd <= 0.01 * opts_.tol)) {
+      if (nd <= opts_.tol || (theta < 0.5 && eta * nd <= std::min(opts_.tol, kRoundoffLeft))) {
         ph_ -= dp_;  // the last correction, exactly (q_1 is affine in L)
         q1_.noalias() -= h * (B0_ * delta_);
         if (nd > opts_.tol) g_scale = eta;  // |g| left <= eta |g| before it

@@ -371,8 +371,9 @@ TEST(Rattle, CallbacksPerStep) {
         EXPECT_LE(st.constraint_grad_evals, 1000 + 2 * 8 + 2);
         EXPECT_EQ(st.constraint_evals, st.newton_iterations + st.newton_solves);
         // extrapolated multipliers, then one correction whose size and
-        // measured rate bound the error left below round-off: two g per step
-        EXPECT_LE(st.constraint_evals, 2.05 * n);
+        // measured rate bound the error left below round-off: about two g
+        // per step (2.55 when every solve ended on a negligible correction)
+        EXPECT_LE(st.constraint_evals, 2.25 * n);
       } else {
         // One residual (3 f, SHAKE 2; g; G) at the guess and after every
         // correction but the accepted one, then g, G and (RATTLE) f once at
