@@ -376,18 +376,21 @@ TEST(Rattle, CallbacksPerStep) {
         EXPECT_LE(st.constraint_evals, 2.25 * n);
       } else {
         // One residual (3 f, SHAKE 2; g; G) at the guess and after every
-        // correction but the accepted one, then g, G and (RATTLE) f once at
-        // the accepted point; static Hessians (this H and g) taken once and
-        // re-checked every 16 steps.
+        // correction but the accepted one, then G at the accepted point, and
+        // g and (RATTLE) f there only while the last iterate's residuals
+        // exceed 0.01 tol (the first steps); static Hessians (this H and g)
+        // taken once and re-checked every 16 steps.
         const long solves = st.newton_solves, its = st.newton_iterations;
-        EXPECT_EQ(st.constraint_evals, its + solves);
+        EXPECT_GE(st.constraint_evals, its);
+        EXPECT_LE(st.constraint_evals, its + 5);
         EXPECT_LE(st.constraint_grad_evals, its + solves + 1 + (path.ghess ? 0 : s.d * (1000 / 16 + 2)));
         if (path.hess) {
-          EXPECT_EQ(st.field_evals, (shake ? 2 : 3) * its + (shake ? 0 : solves) + 1);  // + cold start
+          EXPECT_GE(st.field_evals, (shake ? 2 : 3) * its + 1);  // + cold start
+          EXPECT_LE(st.field_evals, (shake ? 2 : 3) * its + 1 + (shake ? 0 : 5));
           EXPECT_LE(st.hessian_evals, (shake ? 2 : 3) * (1000 / 16 + 2));
         }
         EXPECT_LE(its, 3 * solves);  // Newton from a good guess, not a stale matrix
-        EXPECT_LE(st.user_calls() / n, shake ? 13.5 : 17.5);
+        EXPECT_LE(st.user_calls() / n, shake ? 11.5 : 15.5);
       }
     }
   }
