@@ -35,7 +35,10 @@
 ## G H_pp G' is rank-deficient (singular configurations, redundant
 ## constraints) minimum-norm multipliers are used and the warning
 ## @code{odepkg:singularConstraints} names t and the condition estimate.
-## @code{sol.stats} reports the largest |g(q)| and |G(q) H_p| met.
+## @code{sol.stats} reports the largest |g(q)| and |G(q) H_p| met: measured
+## at the returned points, except where the last Newton iterate's values are
+## already below 0.01 @qcode{"NewtonTol"} (ordinary steps) and are recorded
+## instead, as bounds (the last correction only reduces them).
 ##
 ## Time modes, as in odepkg:
 ## @itemize
