@@ -38,7 +38,9 @@
 ## @code{sol.stats} reports the largest |g(q)| and |G(q) H_p| met: measured
 ## at the returned points, except where the last Newton iterate's values are
 ## already below 0.01 @qcode{"NewtonTol"} (ordinary steps) and are recorded
-## instead, as bounds (the last correction only reduces them).
+## instead (the last correction only reduces them); each value is raised to
+## the round-off level of its evaluation, 4 eps |G| |q| (|G| |H_p|), so that
+## it bounds the residuals of the returned points.
 ##
 ## Time modes, as in odepkg:
 ## @itemize
