@@ -35,6 +35,11 @@
 ## G H_pp G' is rank-deficient (singular configurations, redundant
 ## constraints) minimum-norm multipliers are used and the warning
 ## @code{odepkg:singularConstraints} names t and the condition estimate.
+## Where minimum-norm multipliers cannot make g vanish (a zero gradient, a
+## step across a singular configuration), leaving |g(q)| above
+## sqrt(NewtonTol) |q|, the step is rejected (adaptive steps) or the run
+## stops there with @code{odepkg:integrationFailed}; no step off the
+## constraint manifold is returned.
 ## @code{sol.stats} reports the largest |g(q)| and |G(q) H_p| met: measured
 ## at the returned points, except where the last Newton iterate's values are
 ## already below 0.01 @qcode{"NewtonTol"} (ordinary steps) and are recorded
@@ -197,6 +202,9 @@ endfunction
 %!error <ConstraintFcn and ConstraintsNb are required> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("TimeStepSize", 0.1))
 %!error <ConstraintFcn must return a real vector of ConstraintsNb elements> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) [1; 2], "ConstraintsNb", 1, "TimeStepSize", 0.1))
 %!error <ConstraintGradFcn must return a real m-by-d matrix> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) [2*q', 0], "ConstraintsNb", 1, "TimeStepSize", 0.1))
+%!warning <constraints cannot be satisfied> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], 0, [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) [0, 0], "ConstraintsNb", 1, "Explicit", "yes", "TimeStepSize", 0.1, "TimeStepNumber", 10));
+%!error <ConstraintGradFcn must return a real m-by-d matrix .* 4x2> [t, y] = odeRATTLE (@(t, x) [x(5:8); 0; -1; 0; -1], 0, [0; -1; 0; -2; zeros(4, 1)], odepkgset ("ConstraintFcn", @(q) [q(1:2)'*q(1:2) - 1; (q(3:4) - q(1:2))'*(q(3:4) - q(1:2)) - 1], "ConstraintGradFcn", @(q) [2*q(1:2)', 0, 0; -2*(q(3:4) - q(1:2))', 2*(q(3:4) - q(1:2))']', "ConstraintsNb", 2, "TimeStepSize", 0.1, "TimeStepNumber", 2))
+%!error <TimeStepSize is too small for the time span> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "TimeStepSize", 1e-20))
 %!error <option "ConstraintsNb" must be smaller than the dimension of q> odeRATTLE (@(t, x) x, [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q, "ConstraintsNb", 2))
 %!error <Invalid call> odeRATTLE (@(t, x) x, [0 1], [1; 0])
 

@@ -27,6 +27,7 @@
 ## method, the highest order for the work; it is the default when only
 ## Q_DoFs is given, and Q_DoFs = 3, P_DoFs = 2 (order 4) when neither is.
 ## For Q_DoFs >= 4 the default @qcode{"NewtonTol"} is 1e-14 instead of 1e-12.
+## Q_DoFs and P_DoFs are at most 30 (order 58).
 ##
 ## The seed's tables @qcode{"Nodes"}, @qcode{"Weights"}, @qcode{"Legendre"},
 ## @qcode{"Derivatives"} and @qcode{"Extremes"} may still be given: they are
@@ -165,6 +166,8 @@ endfunction
 %!error <option "NodeOutput" is for odeSPVI> [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("NodeOutput", "on"))
 %!error <option "NodeOutput" is for odeSPVI> [t, y] = odeSPVI (@(t, x) [x(2); -x(1)], [0 0.5 1], [1; 0], odepkgset ("NodeOutput", "on"))
 %!error <"Q_DoFs" must be an integer> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 1))
+%!error <"Q_DoFs" must be an integer from 2 to 30> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 3000))
+%!error <"P_DoFs" must be an integer from 1 to 30> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("P_DoFs", 1e5))
 %!error <"P_DoFs" must be at least Q_DoFs - 1> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 5, "P_DoFs", 2))
 %!error <differ from the Gauss-Legendre> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 3, "P_DoFs", 2, "Nodes", [-0.5; 0.5]))
 %!error <Y0 must have even length> [t, y] = odeSPVI (kepler, [0 1], [1; 2; 3])

@@ -25,6 +25,8 @@ octave_value_list guarded(const char* who, Body&& body) {
     throw;  // the user's own error (or ours, raised with error_with_id)
   } catch (const octave::interrupt_exception&) {
     throw;  // Ctrl-C
+  } catch (const octave::exit_exception&) {
+    throw;  // exit() or quit() in a callback ends the session as asked
   } catch (const std::bad_alloc&) {
     throw;  // Octave reports "out of memory"
   } catch (const odepkg::InputError& e) {

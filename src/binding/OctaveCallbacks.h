@@ -27,7 +27,10 @@ class UserFunction {
 
   /// Evaluates and returns the first output as an NDArray of exactly `numel`
   /// real elements (else an odepkg:badFcnOutput error naming the option).
-  const double* call(double t, const ConstVecRef& x, octave_idx_type numel, const char* shape) {
+  /// `rows` >= 0: the result must also have that many rows (matrices whose
+  /// transpose has the same number of elements).
+  const double* call(double t, const ConstVecRef& x, octave_idx_type numel, const char* shape,
+                     octave_idx_type rows = -1) {
     ColumnVector xo(x.size());
     std::copy(x.data(), x.data() + x.size(), xo.fortran_vec());
     int k = 0;
@@ -35,7 +38,7 @@ class UserFunction {
     args_(k) = xo;
     octave_value_list r = octave::feval(fcn_, args_, 1);
     if (r.length() < 1 || r(0).isempty() || !(r(0).isnumeric() || r(0).islogical()) ||
-        r(0).iscomplex() || r(0).numel() != numel)
+        r(0).iscomplex() || r(0).numel() != numel || (rows >= 0 && r(0).rows() != rows))
       error_with_id("odepkg:badFcnOutput", "%s: %s must return a real %s (%ld elements)%s",
                     who_.c_str(), option_.c_str(), shape, static_cast<long>(numel),
                     describe_result(r).c_str());
@@ -79,7 +82,7 @@ class OctaveProblem {
         }) {
     if (u.hessian.is_defined())
       problem_.set_hessian([this, d](double t, const ConstVecRef& x, MatRef H) {
-        H = Eigen::Map<const Mat>(hess_.call(t, x, 4 * d * d, "2d-by-2d matrix"), 2 * d, 2 * d);
+        H = Eigen::Map<const Mat>(hess_.call(t, x, 4 * d * d, "2d-by-2d matrix", 2 * d), 2 * d, 2 * d);
       });
     if (u.m > 0) {
       const int m = u.m;
@@ -87,11 +90,11 @@ class OctaveProblem {
       HamiltonianProblem::ConstraintHess GH;
       if (u.G.is_defined())
         G = [this, m, d](const ConstVecRef& q, MatRef out) {
-          out = Eigen::Map<const Mat>(G_.call(0.0, q, m * d, "m-by-d matrix"), m, d);
+          out = Eigen::Map<const Mat>(G_.call(0.0, q, m * d, "m-by-d matrix", m > 1 ? m : -1), m, d);
         };
       if (u.GH.is_defined())
         GH = [this, m, d](const ConstVecRef& q, MatRef out) {
-          out = Eigen::Map<const Mat>(GH_.call(0.0, q, m * d * d, "d-by-d-by-m array"), d, d * m);
+          out = Eigen::Map<const Mat>(GH_.call(0.0, q, m * d * d, "d-by-d-by-m array", d), d, d * m);
         };
       problem_.set_constraints(
           m,

@@ -17,6 +17,11 @@
 
 namespace odepkg::binding {
 
+/// Largest Q_DoFs / P_DoFs accepted (order up to 58).  Kepler e = 0.6,
+/// h = 0.1: energy to 1e-13 up to Q = P = 34; from Q = 36 some (Q, P) give
+/// errors of 1e-5 to 1e-2 without a Newton failure (not understood yet).
+constexpr int kMaxSpectralDofs = 30;
+
 struct Settings {
   UserFunctions fns;
   bool explicit_scheme = false;
@@ -60,11 +65,14 @@ class OptionReader {
     return x;
   }
 
-  int integer(const char* name, int dflt, int min_value) const {
+  int integer(const char* name, int dflt, int min_value, int max_value = 1000000000) const {
     if (!has(name)) return dflt;
     const double x = real_scalar(name, dflt, false);
-    if (x != std::round(x) || x < min_value || x > 1e9) {
-      const std::string what = "an integer >= " + std::to_string(min_value);
+    if (x != std::round(x) || x < min_value || x > max_value) {
+      const std::string what = max_value < 1000000000
+                                   ? "an integer from " + std::to_string(min_value) + " to " +
+                                         std::to_string(max_value)
+                                   : "an integer >= " + std::to_string(min_value);
       bad(name, what.c_str());
     }
     return static_cast<int>(x);
@@ -153,8 +161,11 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
     if (a != "warn" && a != "error") r.bad("InitialProjection", "\"warn\" or \"error\"");
     s.initial_projection_error = a == "error";
   }
-  s.q_dofs = r.integer("Q_DoFs", 0, 2);
-  s.p_dofs = r.integer("P_DoFs", 0, 1);
+  // Order min(2(Q - 1), 2P): beyond 30 modes/nodes the order only costs
+  // (dense ((Q + P + 2) d)^2 Jacobians); a bound keeps a typo (3000) from
+  // exhausting memory.
+  s.q_dofs = r.integer("Q_DoFs", 0, 2, kMaxSpectralDofs);
+  s.p_dofs = r.integer("P_DoFs", 0, 1, kMaxSpectralDofs);
   s.node_output = r.flag("NodeOutput", false);
   s.nodes = r.matrix("Nodes");
   s.weights = r.matrix("Weights");

@@ -86,7 +86,11 @@ class Integrator {
         // steps of size h, the last one shortened to end exactly on target.
         const double span = target - cur_.t;
         const double hs = direction * opts_.fixed_step;
-        const long n = std::max(1L, static_cast<long>(std::ceil(span / hs - 1e-9)));
+        const double steps = std::ceil(span / hs - 1e-9);
+        if (!(steps < 9.0e15))  // beyond 2^53 the count (and t0 + i h) is not exact
+          throw InputError("invalidInput", "TimeStepSize is too small for the time span (" +
+                                               std::to_string(steps) + " steps)");
+        const long n = std::max(1L, static_cast<long>(steps));
         const double t_start = cur_.t;
         for (long i = 1; i <= n; ++i) {
           if (interrupt) interrupt();

@@ -333,6 +333,7 @@ class Rattle final : public Stepper {
       return StepStatus::NewtonDiverged;
     }
     if (it > 1 && theta > opts_.refresh_rate) have_tpp_ = false;  // T_pp looks stale
+    if (constraints_violated(inf_norm(gv_), q1_)) return StepStatus::ConstraintsViolated;
     record_residual(st.max_constraint_residual, inf_norm(gv_), G1e_, inf_norm(q1_));
 
     // 2. Force at q_1 (reused from the last evaluation if it was at q_1).
@@ -505,6 +506,10 @@ class Rattle final : public Stepper {
     ++st.newton_solves;
     F1_ = work_.tail(d);
     if (!problem_.constraint_grad(q1_, G1_)) return true;
+    if (constraints_violated(g_scale * inf_norm(gv_), q1_)) {
+      status = StepStatus::ConstraintsViolated;
+      return true;
+    }
     record_residual(st.max_constraint_residual, g_scale * inf_norm(gv_), G1_, inf_norm(q1_));
     pstar_ = ph_ + (0.5 * h) * F1_;
     // 3. Velocity multipliers, linear for affine T_p: G_1 A G_1^T M = G_1 T_p(p*).
@@ -744,6 +749,16 @@ class Rattle final : public Stepper {
     stat = std::max(stat, std::max(value, floor));
   }
 
+  /// A step whose |g(q_1)| (bound) exceeds sqrt(tol) max(1, |q_1|) did not
+  /// solve g = 0: with rank-deficient G (a zero gradient, a step across a
+  /// singular configuration) the minimum-norm Newton iteration converges to
+  /// a least-squares point instead.  Consistent redundant constraints still
+  /// pass; the step is rejected (adaptive) or the run ends with the partial
+  /// solution (fixed steps), never returned as if constrained.
+  bool constraints_violated(double g_bound, const ConstVecRef& q) const {
+    return !(g_bound <= std::sqrt(opts_.tol) * std::max(1.0, inf_norm(q)));
+  }
+
   /// g(q_1) = 0 fixes the multipliers and the normal part of p_{1/2} only up
   /// to  floor = eps |q| / (|h| |H_pp|)  (round-off of g over the step), in
   /// units of max(1, |p|).  Their Newton corrections are weighted by
@@ -885,6 +900,10 @@ class Rattle final : public Stepper {
     if (inf_norm(gv_) > small && !problem_.constraint(q1_, gv_)) return StepStatus::NonFinite;
     if (!problem_.constraint_grad(q1_, G1_)) return StepStatus::NonFinite;
     cache_store(q1_, G1_);
+    if (constraints_violated(inf_norm(gv_), q1_)) {
+      have_inc_ = false;
+      return StepStatus::ConstraintsViolated;
+    }
     record_residual(st.max_constraint_residual, inf_norm(gv_), G1_, inf_norm(q1_));
     to.has_force = false;
     if (!shake_) {

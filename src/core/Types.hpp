@@ -23,6 +23,7 @@ enum class StepStatus {
   Success,
   NewtonDiverged,   ///< Newton did not converge within its iteration budget
   NonFinite,        ///< a NaN/Inf appeared in the state or in a callback
+  ConstraintsViolated,  ///< Newton settled on a point with g(q_1) != 0 (singular G)
 };
 
 inline const char* describe(StepStatus s) {
@@ -30,6 +31,8 @@ inline const char* describe(StepStatus s) {
     case StepStatus::Success: return "success";
     case StepStatus::NewtonDiverged: return "Newton iteration did not converge";
     case StepStatus::NonFinite: return "non-finite value in the state or in a user function";
+    case StepStatus::ConstraintsViolated:
+      return "the constraints cannot be satisfied: g(q) stays away from 0 (a singular or zero ConstraintGradFcn?)";
   }
   return "unknown status";
 }

@@ -353,4 +353,12 @@ TEST(Integrator, InterruptHookAndInputErrors) {
                      }),
                std::runtime_error);
   EXPECT_THROW(I.run(times({0.0}), x0_osc(), r), InputError);
+  // A step so small that the step count is not exact (it once overflowed
+  // to a single step over the whole span): an input error, not a result.
+  IntegratorOptions tiny;
+  tiny.fixed_step = 1e-20;
+  Integrator It(sv, tiny);
+  test::Recorder rt;
+  EXPECT_THROW(It.run(times({0.0, 1.0}), x0_osc(), rt), InputError);
+  EXPECT_TRUE(rt.x.empty() || rt.x.size() == 1u);
 }

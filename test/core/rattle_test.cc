@@ -523,6 +523,15 @@ TEST(Rattle, FailuresAreStatuses) {
     StepStatus st = StepStatus::Success;
     EXPECT_NO_THROW(st = r.step(a, 0.1, b));
     EXPECT_EQ(st, StepStatus::NewtonDiverged) << path.name;
+    // G = 0 (a zero gradient): the minimum-norm multipliers are 0 and q_1
+    // leaves the circle; the step must say so, not return it.
+    Sys z = pendulum();
+    z.G = [](const ConstVecRef&, MatRef G) { G.setZero(); };
+    z.GH = [](const ConstVecRef&, MatRef H) { H.setZero(); };
+    auto Pz = z.make(path.hess, path.ghess);
+    Rattle rz(*Pz, path.separable);
+    EXPECT_NO_THROW(st = rz.step(a, 0.1, b));
+    EXPECT_NE(st, StepStatus::Success) << path.name;
     // A NaN from the force.
     Sys n = pendulum();
     n.f = [](double, const ConstVecRef& x, VecRef dx) {
