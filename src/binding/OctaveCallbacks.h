@@ -89,7 +89,7 @@ class OctaveProblem {
       HamiltonianProblem::ConstraintGrad G;
       HamiltonianProblem::ConstraintHess GH;
       if (u.G.is_defined())
-        G = [this, m, d](const ConstVecRef& q, MatRef out) {
+        G = [this, m, d](const ConstVecRef& q, MatRef out) {  // m = 1: row or column alike
           out = Eigen::Map<const Mat>(G_.call(0.0, q, m * d, "m-by-d matrix", m > 1 ? m : -1), m, d);
         };
       if (u.GH.is_defined())

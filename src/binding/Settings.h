@@ -65,11 +65,13 @@ class OptionReader {
     return x;
   }
 
-  int integer(const char* name, int dflt, int min_value, int max_value = 1000000000) const {
+  static constexpr int kNoMax = 1000000000;  // integer options: beyond this, a typo
+
+  int integer(const char* name, int dflt, int min_value, int max_value = kNoMax) const {
     if (!has(name)) return dflt;
     const double x = real_scalar(name, dflt, false);
     if (x != std::round(x) || x < min_value || x > max_value) {
-      const std::string what = max_value < 1000000000
+      const std::string what = max_value < kNoMax
                                    ? "an integer from " + std::to_string(min_value) + " to " +
                                          std::to_string(max_value)
                                    : "an integer >= " + std::to_string(min_value);

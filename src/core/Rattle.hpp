@@ -497,6 +497,10 @@ class Rattle final : public Stepper {
     }
     finish(it);
     if (!ok) return false;
+    if (constraints_violated(g_scale * inf_norm(gv_), q1_)) {  // before any further callback
+      status = StepStatus::ConstraintsViolated;
+      return true;
+    }
     // 2. f at [q_1; p_{1/2}]: the force F_1 and a check of T_p(p_{1/2}).
     x2_.head(d) = q1_;
     x2_.tail(d) = ph_;
@@ -506,10 +510,6 @@ class Rattle final : public Stepper {
     ++st.newton_solves;
     F1_ = work_.tail(d);
     if (!problem_.constraint_grad(q1_, G1_)) return true;
-    if (constraints_violated(g_scale * inf_norm(gv_), q1_)) {
-      status = StepStatus::ConstraintsViolated;
-      return true;
-    }
     record_residual(st.max_constraint_residual, g_scale * inf_norm(gv_), G1_, inf_norm(q1_));
     pstar_ = ph_ + (0.5 * h) * F1_;
     // 3. Velocity multipliers, linear for affine T_p: G_1 A G_1^T M = G_1 T_p(p*).
@@ -898,12 +898,12 @@ class Rattle final : public Stepper {
     if (!to.x.allFinite()) return StepStatus::NonFinite;
     const double small = kResidualAtIterate * opts_.tol;
     if (inf_norm(gv_) > small && !problem_.constraint(q1_, gv_)) return StepStatus::NonFinite;
-    if (!problem_.constraint_grad(q1_, G1_)) return StepStatus::NonFinite;
-    cache_store(q1_, G1_);
     if (constraints_violated(inf_norm(gv_), q1_)) {
       have_inc_ = false;
       return StepStatus::ConstraintsViolated;
     }
+    if (!problem_.constraint_grad(q1_, G1_)) return StepStatus::NonFinite;
+    cache_store(q1_, G1_);
     record_residual(st.max_constraint_residual, inf_norm(gv_), G1_, inf_norm(q1_));
     to.has_force = false;
     if (!shake_) {
