@@ -13,19 +13,21 @@ struct Stats {
   long constraint_evals = 0;   ///< calls of ConstraintFcn
   long constraint_grad_evals = 0;  ///< calls of ConstraintGradFcn
   long constraint_hess_evals = 0;  ///< calls of ConstraintHessFcn
+  long flow_evals = 0;         ///< calls of ConstraintFlowFcn (the fibre flow exp(s X_g))
   long newton_solves = 0;      ///< nonlinear systems solved
   long newton_iterations = 0;  ///< total Newton iterations
   long newton_max_iterations = 0;  ///< largest iteration count of one solve
+  long projection_iterations = 0;  ///< geometric RATTLE: Newton iterations onto M_H (sigma)
   long jacobian_evals = 0;     ///< Jacobians formed (analytic or finite differences)
   long fd_jacobians = 0;       ///< ... of which by finite differences
   long lu_factorizations = 0;  ///< LU decompositions
   long rank_deficient = 0;     ///< rank-deficient multiplier systems met
   double max_constraint_residual = 0.0;  ///< max |g(q)| over the output
-  double max_hidden_residual = 0.0;      ///< max |G(q) H_p| over the output
+  double max_hidden_residual = 0.0;      ///< max |G(q) H_p| (|{g, H}| for g(q, p)) over the output
 
   long user_calls() const {
     return field_evals + hessian_evals + constraint_evals +
-           constraint_grad_evals + constraint_hess_evals;
+           constraint_grad_evals + constraint_hess_evals + flow_evals;
   }
 };
 

@@ -1,0 +1,65 @@
+// BaseMethod.hpp — the underlying symplectic one-step map phi_h of geometric
+// SHAKE and RATTLE (seed 002, Def. 1.3/1.4), written as an implicit map so
+// that SHAKE can solve for phi_h and the fibre parameter s in one Newton
+// system:  R(w, y) = 0 (unknowns w of the method),  z_1 = Z(w, y).
+// The partial derivatives come from a model Df of the Jacobian of
+// f = [H_p; -H_q] (taken once per step), so dg . D phi_h . X_g is formed
+// exactly up to the model's age, never by differencing a whole step.
+#ifndef ODEPKG_CONSTRAINED_BASE_METHOD_HPP
+#define ODEPKG_CONSTRAINED_BASE_METHOD_HPP
+
+#include "HamiltonianProblem.hpp"
+#include "Types.hpp"
+
+namespace odepkg {
+
+class BaseMethod {
+ public:
+  BaseMethod(HamiltonianProblem& problem, int unknowns)
+      : problem_(problem), d_(problem.dim()), nw_(unknowns), Df_(2 * problem.dim(), 2 * problem.dim()) {}
+  virtual ~BaseMethod() = default;
+  BaseMethod(const BaseMethod&) = delete;
+  BaseMethod& operator=(const BaseMethod&) = delete;
+
+  virtual const char* name() const = 0;
+  virtual int order() const = 0;
+  /// phi_h^{-1} = phi_{-h}: then RATTLE is symmetric too (seed 002, Prop. 4.9).
+  virtual bool symmetric() const = 0;
+  int unknowns() const { return nw_; }
+
+  /// The step: from t, of size h.
+  void begin(double t, double h) {
+    t_ = t;
+    h_ = h;
+  }
+  /// The Jacobian model Df = d f / d(q, p), from the Hessian of H in (q, p)
+  /// order: df_q/dx = Hess(p-rows), df_p/dx = -Hess(q-rows).
+  void set_hessian(const Eigen::Ref<const Mat>& hess) {
+    Df_.topRows(d_) = hess.bottomRows(d_);
+    Df_.bottomRows(d_) = -hess.topRows(d_);
+  }
+
+  /// w with w - anchor(y) the step's increment (carried over as a guess).
+  virtual void anchor(const ConstVecRef& y, VecRef a) const = 0;
+  /// An explicit first guess of w from y and f(t, y) = fy.
+  virtual void guess(const ConstVecRef& y, const ConstVecRef& fy, VecRef w) const = 0;
+  /// R(w, y) (nw) and z_1 = Z(w, y) (2d), calling f as the method needs.
+  virtual bool residual(const ConstVecRef& y, const ConstVecRef& w, VecRef R, VecRef z1) = 0;
+  /// dR/dw (nw x nw), dR/dy (nw x 2d), dZ/dw (2d x nw), dZ/dy (2d x 2d) from Df.
+  virtual void jacobian(MatRef Rw, MatRef Ry, MatRef Zw, MatRef Zy) const = 0;
+
+ protected:
+  auto Dqq() const { return Df_.topLeftCorner(d_, d_); }
+  auto Dqp() const { return Df_.topRightCorner(d_, d_); }
+  auto Dpq() const { return Df_.bottomLeftCorner(d_, d_); }
+  auto Dpp() const { return Df_.bottomRightCorner(d_, d_); }
+
+  HamiltonianProblem& problem_;
+  int d_, nw_;
+  Mat Df_;
+  double t_ = 0.0, h_ = 0.0;
+};
+
+}  // namespace odepkg
+
+#endif

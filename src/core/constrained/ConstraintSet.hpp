@@ -1,0 +1,168 @@
+// ConstraintSet.hpp — constraints g: R^{2d} -> R^m on the whole phase space,
+// y = [q; p], with their gradients Dg (m x 2d) and Hessians, for the
+// geometric SHAKE and RATTLE of seed 002 (McLachlan, Modin, Verdier, Wilkins).
+//
+// Two sources: PhaseSpaceConstraints, the user's g(y) (finite differences
+// where Dg or the Hessians are not given), and HolonomicConstraints, the
+// classical g(q) of a HamiltonianProblem seen on phase space (Dg = [G(q) 0]).
+// Calls are counted in the problem's Stats.
+#ifndef ODEPKG_CONSTRAINED_CONSTRAINT_SET_HPP
+#define ODEPKG_CONSTRAINED_CONSTRAINT_SET_HPP
+
+#include "HamiltonianProblem.hpp"
+#include "Types.hpp"
+
+#include <functional>
+
+namespace odepkg {
+
+class ConstraintSet {
+ public:
+  ConstraintSet(int d, int m) : d_(d), m_(m) {}
+  virtual ~ConstraintSet() = default;
+  ConstraintSet(const ConstraintSet&) = delete;
+  ConstraintSet& operator=(const ConstraintSet&) = delete;
+
+  int dim() const { return d_; }    ///< d, the dimension of q
+  int count() const { return m_; }  ///< m, the number of constraints
+
+  /// g(y) (m).  All return false on non-finite values.
+  virtual bool value(const ConstVecRef& y, VecRef g) = 0;
+  /// Dg(y) (m x 2d).
+  virtual bool grad(const ConstVecRef& y, MatRef Dg) = 0;
+  /// Hessians [H_1 ... H_m] (2d x 2d m), H_k = d^2 g_k / dy^2.
+  virtual bool hess(const ConstVecRef& y, MatRef H) = 0;
+  /// g depends on q only: the fibres are affine, (q, p - G(q)^T s).
+  virtual bool holonomic() const { return false; }
+
+ protected:
+  int d_, m_;
+};
+
+/// The user's g(y) on phase space.  Without Dg: forward differences of g
+/// (2d calls); without Hessians: forward differences of Dg (2d calls).
+class PhaseSpaceConstraints final : public ConstraintSet {
+ public:
+  using Fn = std::function<void(const ConstVecRef& y, VecRef g)>;
+  using GradFn = std::function<void(const ConstVecRef& y, MatRef Dg)>;
+  using HessFn = std::function<void(const ConstVecRef& y, MatRef H)>;
+
+  PhaseSpaceConstraints(int d, int m, Stats& stats, Fn g, GradFn Dg = nullptr, HessFn H = nullptr)
+      : ConstraintSet(d, m), stats_(stats), g_(std::move(g)), Dg_(std::move(Dg)), H_(std::move(H)),
+        y_pert_(2 * d), g_base_(m), g_pert_(m), Dg_base_(m, 2 * d), Dg_pert_(m, 2 * d) {
+    if (m < 1 || m >= d)
+      throw InputError("invalidInput", "the number of constraints must satisfy 1 <= m < d");
+  }
+
+  bool value(const ConstVecRef& y, VecRef g) override {
+    ++stats_.constraint_evals;
+    g_(y, g);
+    return g.allFinite();
+  }
+
+  bool grad(const ConstVecRef& y, MatRef Dg) override {
+    if (Dg_) {
+      ++stats_.constraint_grad_evals;
+      Dg_(y, Dg);
+      return Dg.allFinite();
+    }
+    if (!value(y, g_base_)) return false;
+    for (int j = 0; j < 2 * d_; ++j) {
+      const double delta = HamiltonianProblem::fd_step(y(j));
+      y_pert_ = y;
+      y_pert_(j) += delta;
+      if (!value(y_pert_, g_pert_)) return false;
+      Dg.col(j) = (g_pert_ - g_base_) / delta;
+    }
+    ++stats_.fd_jacobians;
+    return Dg.allFinite();
+  }
+
+  bool hess(const ConstVecRef& y, MatRef H) override {
+    const int n = 2 * d_;
+    if (H_) {
+      ++stats_.constraint_hess_evals;
+      H_(y, H);
+      return H.allFinite();
+    }
+    if (!grad(y, Dg_base_)) return false;
+    for (int j = 0; j < n; ++j) {
+      const double delta = HamiltonianProblem::fd_step(y(j));
+      y_pert_ = y;
+      y_pert_(j) += delta;
+      if (!grad(y_pert_, Dg_pert_)) return false;
+      for (int k = 0; k < m_; ++k)  // column j of H_k = d(grad g_k)/dy_j
+        H.col(k * n + j) = (Dg_pert_.row(k) - Dg_base_.row(k)).transpose() / delta;
+    }
+    ++stats_.fd_jacobians;
+    for (int k = 0; k < m_; ++k)  // symmetrize (the differences are not), in place
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < j; ++i) {
+          const double a = 0.5 * (H(i, k * n + j) + H(j, k * n + i));
+          H(i, k * n + j) = H(j, k * n + i) = a;
+        }
+    return H.allFinite();
+  }
+
+ private:
+  Stats& stats_;
+  Fn g_;
+  GradFn Dg_;
+  HessFn H_;
+  Vec y_pert_, g_base_, g_pert_;
+  Mat Dg_base_, Dg_pert_;
+};
+
+/// The holonomic g(q) of a HamiltonianProblem on phase space:
+/// Dg = [G(q) 0], H_k = blockdiag(d^2 g_k/dq^2, 0).
+class HolonomicConstraints final : public ConstraintSet {
+ public:
+  explicit HolonomicConstraints(HamiltonianProblem& problem)
+      : ConstraintSet(problem.dim(), problem.constraints()), problem_(problem),
+        G_(problem.constraints(), problem.dim()), GH_(problem.dim(), problem.dim() * problem.constraints()),
+        G_base_(problem.constraints(), problem.dim()), G_pert_(problem.constraints(), problem.dim()),
+        q_pert_(problem.dim()) {
+    if (m_ < 1) throw InputError("invalidInput", "RATTLE and SHAKE need constraints (ConstraintFcn)");
+  }
+
+  bool holonomic() const override { return true; }
+
+  bool value(const ConstVecRef& y, VecRef g) override { return problem_.constraint(y.head(d_), g); }
+
+  bool grad(const ConstVecRef& y, MatRef Dg) override {
+    if (!problem_.constraint_grad(y.head(d_), G_)) return false;
+    Dg.leftCols(d_) = G_;
+    Dg.rightCols(d_).setZero();
+    return true;
+  }
+
+  bool hess(const ConstVecRef& y, MatRef H) override {
+    const int d = d_, n = 2 * d;
+    H.setZero();
+    if (problem_.has_constraint_hess()) {
+      if (!problem_.constraint_hess(y.head(d), GH_)) return false;
+    } else {  // forward differences of G (d calls)
+      if (!problem_.constraint_grad(y.head(d), G_base_)) return false;
+      for (int j = 0; j < d; ++j) {
+        const double delta = HamiltonianProblem::fd_step(y(j));
+        q_pert_ = y.head(d);
+        q_pert_(j) += delta;
+        if (!problem_.constraint_grad(q_pert_, G_pert_)) return false;
+        for (int k = 0; k < m_; ++k)
+          GH_.col(k * d + j) = (G_pert_.row(k) - G_base_.row(k)).transpose() / delta;
+      }
+      ++problem_.stats().fd_jacobians;
+    }
+    for (int k = 0; k < m_; ++k) H.block(0, k * n, d, d) = GH_.middleCols(k * d, d);
+    return H.allFinite();
+  }
+
+ private:
+  HamiltonianProblem& problem_;
+  Mat G_, GH_, G_base_, G_pert_;
+  Vec q_pert_;
+};
+
+}  // namespace odepkg
+
+#endif

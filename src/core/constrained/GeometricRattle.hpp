@@ -1,0 +1,421 @@
+// GeometricRattle.hpp — geometric SHAKE and RATTLE (seed 002, Def. 1.3/1.4)
+// for coisotropic constraints g(q, p) = 0 over any symplectic base method:
+//
+//   SHAKE:   y = exp(s X_g) z_0,  z_1^- = phi_h(y),  g(z_1^-) = 0,
+//   RATTLE:  z_1 = exp(sigma X_g) z_1^-,  {g, H}(z_1) = Dg(z_1) f(z_1) = 0,
+//
+// X_g = J grad g (fibres: FibreMap), phi_h a BaseMethod, s and sigma the
+// roots nearest 0 (Newton from small guesses).  SHAKE is one Newton system
+// in (w, s), w the base method's unknowns:
+//   R(w, exp(s X_g) z_0) = 0,   g(Z(w, exp(s X_g) z_0)) / h = 0,
+// whose Jacobian [R_w, R_y W; Dg Z_w / h, Dg Z_y W / h], W = ds exp(s X_g) z_0
+// ~ J Dg(y)^T (exact for m = 1 and for holonomic g), contains
+// dg . D phi_h . X_g exactly (up to the age of the H Hessian model).
+// RATTLE: Newton on sigma with the matrix {g_i, {g_j, H}} (Lemma 3.11) formed
+// from the Hessians of g and H at the step's start (simplified Newton).
+// Under Assumptions 1 and 2 both solves are well posed for small h
+// (Thm. 4.1); the RATTLE map is symplectic on M_H (Cor. 4.8), symmetric when
+// phi_h is (Prop. 4.9), of the base method's order for symmetric phi_h and
+// at least 1 otherwise (Prop. 4.4).
+//
+// Per Newton iteration: one fibre flow, the base method's f calls, g and Dg
+// at z_1^- and Dg at y (not for holonomic g, whose fibres keep q).  The H
+// Hessian is taken once per step, or once for good when it is found constant
+// (re-checked every 16 steps); the constraint Hessians once per step.
+// Guesses: the last step's increments and multipliers scaled by h/h_prev.
+#ifndef ODEPKG_CONSTRAINED_GEOMETRIC_RATTLE_HPP
+#define ODEPKG_CONSTRAINED_GEOMETRIC_RATTLE_HPP
+
+#include "ConstraintProjection.hpp"
+#include "NewtonSolver.hpp"
+#include "Stepper.hpp"
+#include "constrained/BaseMethodFactory.hpp"
+#include "constrained/ConstraintSet.hpp"
+#include "constrained/FibreMap.hpp"
+#include "constrained/IntegratedFibre.hpp"
+#include "constrained/StructureChecks.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+namespace odepkg {
+
+class GeometricRattle final : public Stepper {
+ public:
+  static constexpr double rank_tolerance = 1e-12;
+  static constexpr int kStaticRecheck = 16;
+
+  GeometricRattle(HamiltonianProblem& problem, std::unique_ptr<ConstraintSet> g,
+                  std::unique_ptr<FibreMap> fibre, std::unique_ptr<BaseMethod> base, bool shake,
+                  NewtonOptions newton = NewtonOptions())
+      : Stepper(problem),
+        g_(std::move(g)),
+        fibre_(std::move(fibre)),
+        base_(std::move(base)),
+        shake_(shake),
+        opts_(newton),
+        d_(problem.dim()),
+        n_(2 * problem.dim()),
+        m_(g_->count()),
+        nw_(base_->unknowns()),
+        nu_(nw_ + m_),
+        solver_(nu_, rank_tolerance),
+        small_(m_, rank_tolerance) {
+    if (g_->dim() != d_) throw InputError("invalidInput", "the constraints and the problem differ in dimension");
+    const int n = n_, m = m_, nw = nw_, nu = nu_;
+    hess_ = Mat::Zero(n, n);
+    hess_prev_ = Mat::Zero(n, n);
+    Hg_.resize(n, n * m);
+    Rw_.resize(nw, nw);
+    Ry_.resize(nw, n);
+    Zw_.resize(n, nw);
+    Zy_.resize(n, n);
+    RyW_.resize(nw, m);
+    ZyW_.resize(n, m);
+    JF_.resize(nu, nu);
+    lu_ = Eigen::PartialPivLU<Mat>(nu);
+    F_.resize(nu);
+    du_.resize(nu);
+    w_.resize(nw);
+    anchor_.resize(nw);
+    inc_ = Vec::Zero(nw);
+    s_ = Vec::Zero(m);
+    sigma_ = Vec::Zero(m);
+    for (int k = 0; k < 3; ++k) {
+      wh_[k] = Vec::Zero(nw);
+      sh_[k] = Vec::Zero(m);
+      gh_[k] = Vec::Zero(m);
+    }
+    dsig_.resize(m);
+    y_.resize(n);
+    z1_.resize(n);
+    z_.resize(n);
+    f_.resize(n);
+    dz_.resize(n);
+    gv_.resize(m);
+    r_.resize(m);
+    Dg1_.resize(m, n);
+    Dgy_.resize(m, n);
+    W_.resize(n, m);
+    V_.resize(n, m);
+    Msig_.resize(m, m);
+    last_z1_.resize(n);
+  }
+
+  const char* name() const override { return shake_ ? "shake" : "rattle"; }
+  int order() const override { return base_->order(); }
+  void reset() override {
+    have_inc_ = false;
+    chain_ = 0;
+    have_hess_ = hess_static_ = false;
+  }
+
+  ConstraintSet& constraints() { return *g_; }
+  FibreMap& fibre() { return *fibre_; }
+  BaseMethod& base() { return *base_; }
+  bool shake() const { return shake_; }
+  /// A rank-deficient Newton or multiplier system was met (warn once).
+  bool rank_deficiency_seen() const { return rank_seen_; }
+  double rank_deficiency_t() const { return rank_t_; }
+  double condition_estimate() const { return cond_max_; }
+
+  StepStatus step(Point& from, double h, Point& to) override {
+    const auto z0 = from.x;
+    const double t1 = from.t + h;
+    t_rank_ = from.t;
+    base_->begin(from.t, h);
+    if (!update_hessian(from.t, z0)) return StepStatus::NonFinite;
+    base_->jacobian(Rw_, Ry_, Zw_, Zy_);
+
+    // Guess: along equal steps w, s and sigma are smooth in the step index:
+    // extrapolate the last three (O(h^3)) or two; otherwise the last step's
+    // increment and multipliers scaled by h/h_prev; else explicit Euler.
+    const bool cont = have_inc_ && (last_z1_.array() == z0.array()).all();
+    base_->anchor(z0, anchor_);
+    if (cont && chain_ >= 3 && same_step(h, h_prev_)) {
+      w_ = 3.0 * (wh_[0] - wh_[1]) + wh_[2];
+      s_ = 3.0 * (sh_[0] - sh_[1]) + sh_[2];
+      sigma_ = 3.0 * (gh_[0] - gh_[1]) + gh_[2];
+    } else if (cont && chain_ >= 2 && same_step(h, h_prev_)) {
+      w_ = 2.0 * wh_[0] - wh_[1];
+      s_ = 2.0 * sh_[0] - sh_[1];
+      sigma_ = 2.0 * gh_[0] - gh_[1];
+    } else if (cont) {
+      const double r = h / h_prev_;
+      w_ = anchor_ + r * inc_;
+      s_ = r * sh_[0];
+      sigma_ = r * gh_[0];
+    } else if (!explicit_guess(from, h)) {
+      return StepStatus::NonFinite;
+    }
+
+    StepStatus st = solve_shake(z0, h);
+    if (st == StepStatus::NewtonDiverged && cont) {
+      // a poor extrapolation: once more from the explicit guess
+      if (!explicit_guess(from, h)) return StepStatus::NonFinite;
+      st = solve_shake(z0, h);
+    }
+    if (st != StepStatus::Success) {
+      have_inc_ = false;
+      return st;
+    }
+    Stats& stats = problem_.stats();
+    if (constraints_violated(gnorm_, z1_)) {
+      have_inc_ = false;
+      return StepStatus::ConstraintsViolated;
+    }
+    record(stats.max_constraint_residual, gnorm_, Dg1_, z1_.lpNorm<Eigen::Infinity>());
+
+    if (shake_) {
+      to.x = z1_;
+    } else {
+      st = solve_rattle(t1);
+      if (st != StepStatus::Success) {
+        have_inc_ = false;
+        return st;
+      }
+      to.x = z_;
+    }
+    if (!to.x.allFinite()) return StepStatus::NonFinite;
+    to.t = t1;
+    to.has_force = false;
+    // remember the unknowns for the next guess
+    inc_ = w_ - anchor_;
+    chain_ = (cont && same_step(h, h_prev_)) ? std::min(chain_ + 1, 3) : 1;
+    for (int k = 2; k > 0; --k) {
+      wh_[k] = wh_[k - 1];
+      sh_[k] = sh_[k - 1];
+      gh_[k] = gh_[k - 1];
+    }
+    wh_[0] = w_;
+    sh_[0] = s_;
+    gh_[0] = sigma_;
+    h_prev_ = h;
+    last_z1_ = to.x;
+    have_inc_ = true;
+    return StepStatus::Success;
+  }
+
+ private:
+  static double inf_norm(const ConstVecRef& v) { return v.lpNorm<Eigen::Infinity>(); }
+
+  /// The H Hessian model at the step's start: every step, or once while it
+  /// stays constant (quadratic H), re-checked every kStaticRecheck steps.
+  bool update_hessian(double t, const ConstVecRef& z0) {
+    if (have_hess_ && hess_static_ && ++static_age_ < kStaticRecheck) return true;
+    ++problem_.stats().jacobian_evals;
+    if (!problem_.hamiltonian_hessian(t, z0, hess_)) return false;
+    const double scale = std::max(1.0, hess_.cwiseAbs().maxCoeff());
+    hess_static_ = have_hess_ && (hess_ - hess_prev_).cwiseAbs().maxCoeff() <= 1e-10 * scale;
+    hess_prev_ = hess_;
+    have_hess_ = true;
+    static_age_ = 0;
+    base_->set_hessian(hess_);
+    return true;
+  }
+
+  /// w from explicit Euler (one call of f), s = sigma = 0.
+  bool explicit_guess(const Point& from, double h) {
+    (void)h;
+    if (!problem_.field(from.t, from.x, f_)) return false;
+    base_->guess(from.x, f_, w_);
+    s_.setZero();
+    sigma_.setZero();
+    chain_ = 0;
+    return true;
+  }
+
+  /// W = J Dg^T: the fibre directions X_{g_i} as columns.
+  void fibre_directions(const Mat& Dg, MatRef W) const {
+    W.topRows(d_) = Dg.rightCols(d_).transpose();
+    W.bottomRows(d_) = -Dg.leftCols(d_).transpose();
+  }
+
+  void note_rank(const MinNormSolver& s, double t) {
+    cond_max_ = std::max(cond_max_, s.condition_estimate());
+    if (!s.rank_deficient()) return;
+    ++problem_.stats().rank_deficient;
+    if (!rank_seen_) {
+      rank_seen_ = true;
+      rank_t_ = t;
+    }
+  }
+
+  /// Newton in u = (w, s) for R(w, y(s)) = 0, g(Z(w, y(s)))/h = 0.  On
+  /// success z1_ is z_1^- at the accepted iterate (the last correction
+  /// applied through the linearization, exact for midpoint's Z = w),
+  /// gnorm_ bounds |g(z1_)|.
+  StepStatus solve_shake(const ConstVecRef& z0, double h) {
+    Stats& st = problem_.stats();
+    ++st.newton_solves;
+    const bool holonomic = g_->holonomic();
+    if (holonomic && !g_->grad(z0, Dgy_)) return StepStatus::NonFinite;  // fibres keep q: W fixed
+    double prev = std::numeric_limits<double>::infinity();
+    long it = 0;
+    for (;;) {
+      if (!fibre_->flow(z0, s_, y_)) return fail(it, StepStatus::NonFinite);
+      if (!base_->residual(y_, w_, F_.head(nw_), z1_)) return fail(it, StepStatus::NonFinite);
+      if (!g_->value(z1_, gv_) || !g_->grad(z1_, Dg1_)) return fail(it, StepStatus::NonFinite);
+      if (!holonomic && !g_->grad(y_, Dgy_)) return fail(it, StepStatus::NonFinite);
+      F_.tail(m_) = gv_ / h;
+      gnorm_ = inf_norm(gv_);
+      fibre_directions(Dgy_, W_);
+      RyW_.noalias() = Ry_ * W_;
+      ZyW_.noalias() = Zy_ * W_;
+      JF_.topLeftCorner(nw_, nw_) = Rw_;
+      JF_.topRightCorner(nw_, m_) = RyW_;
+      JF_.bottomLeftCorner(m_, nw_).noalias() = (Dg1_ * Zw_) / h;
+      JF_.bottomRightCorner(m_, m_).noalias() = (Dg1_ * ZyW_) / h;
+      if (!factor_and_solve()) return fail(it, StepStatus::NonFinite);
+      w_ -= du_.head(nw_);
+      s_ -= du_.tail(m_);
+      ++it;
+      ++st.newton_iterations;
+      // scaled size of the correction of the state: w, and y through W ds
+      dz_.noalias() = W_ * du_.tail(m_);
+      const double nd = std::max(inf_norm(du_.head(nw_)) / std::max(1.0, inf_norm(w_)),
+                                 inf_norm(dz_) / std::max(1.0, inf_norm(y_)));
+      if (!std::isfinite(nd)) return fail(it, StepStatus::NonFinite);
+      const double theta = nd / prev;
+      if (nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol)) {
+        // z_1^- at the new iterate, to first order in the (tiny) correction
+        z1_.noalias() -= Zw_ * du_.head(nw_);
+        z1_.noalias() -= Zy_ * dz_;
+        // |g| there: the linear part of the correction removes gv, what is
+        // left is of second order, bounded by theta |gv|
+        gnorm_ = std::min(gnorm_, std::max(theta, nd) * gnorm_);
+        finish(it);
+        return StepStatus::Success;
+      }
+      if ((it > 1 && theta >= 1.0) || it >= opts_.max_iterations) return fail(it, StepStatus::NewtonDiverged);
+      prev = nd;
+    }
+  }
+
+  /// Newton in sigma for Dg(z) f(z) = 0, z = exp(sigma X_g) z1_.  On success
+  /// z_ is the RATTLE point.
+  StepStatus solve_rattle(double t1) {
+    Stats& st = problem_.stats();
+    bool have_matrix = false;
+    double prev = std::numeric_limits<double>::infinity();
+    long it = 0;
+    for (;;) {
+      if (inf_norm(sigma_) == 0.0) {
+        z_ = z1_;
+      } else if (!fibre_->flow(z1_, sigma_, z_)) {
+        return StepStatus::NonFinite;
+      }
+      if (!problem_.field(t1, z_, f_) || !g_->grad(z_, Dg1_)) return StepStatus::NonFinite;
+      r_.noalias() = Dg1_ * f_;
+      fibre_directions(Dg1_, W_);
+      {
+        // M_ij = d/dsigma_j (grad g_i . f) = (H_i f + Df^T grad g_i) . X_{g_j}
+        //      = {{g_i, H}, g_j}  (Lemma 3.11), re-formed at every iterate from
+        // the current f, Dg and the Hessians of g (at z_1^-) and of H (model)
+        if (!have_matrix && !g_->hess(z_, Hg_)) return StepStatus::NonFinite;
+        V_.noalias() = hess_ * W_;  // Df W = J Hess W; (Df^T a).b = -(a^T J Hess b)
+        for (int i = 0; i < m_; ++i) {
+          for (int j = 0; j < m_; ++j) {
+            const double a = f_.dot(Hg_.middleCols(i * n_, n_) * W_.col(j));
+            // Df = J Hess with J = [0 I; -I 0]: (Df W_j)_q = (Hess W_j)_p, (Df W_j)_p = -(Hess W_j)_q
+            const double b = Dg1_.row(i).head(d_).dot(V_.col(j).tail(d_)) -
+                             Dg1_.row(i).tail(d_).dot(V_.col(j).head(d_));
+            Msig_(i, j) = a + b;
+          }
+        }
+        if (!small_.compute(Msig_)) return StepStatus::NonFinite;
+        note_rank(small_, t1);
+        have_matrix = true;
+      }
+      small_.solve(r_, dsig_);
+      sigma_ -= dsig_;
+      ++it;
+      ++st.projection_iterations;
+      dz_.noalias() = W_ * dsig_;
+      const double nd = inf_norm(dz_) / std::max(1.0, inf_norm(z_));
+      if (!std::isfinite(nd)) return StepStatus::NonFinite;
+      const double theta = nd / prev;
+      if (nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol)) {
+        z_ -= dz_;
+        const double hid = std::min(inf_norm(r_), std::max(theta, nd) * inf_norm(r_));
+        record(st.max_hidden_residual, hid, Dg1_, inf_norm(f_));
+        return StepStatus::Success;
+      }
+      if ((it > 1 && theta >= 1.0) || it >= opts_.max_iterations) return StepStatus::NewtonDiverged;
+      prev = nd;
+    }
+  }
+
+  /// du_ = JF_^{-1} F_ (LU; minimum norm where JF_ is numerically singular).
+  bool factor_and_solve() {
+    if (!JF_.allFinite()) return false;
+    ++problem_.stats().lu_factorizations;
+    lu_.compute(JF_);
+    const auto u = lu_.matrixLU().diagonal().cwiseAbs();
+    if (u.minCoeff() > rank_tolerance * u.maxCoeff()) {
+      du_.noalias() = lu_.solve(F_);
+    } else {
+      if (!solver_.compute(JF_)) return false;
+      note_rank(solver_, t_rank_);
+      solver_.solve(F_, du_);
+    }
+    return du_.allFinite();
+  }
+
+  StepStatus fail(long it, StepStatus s) {
+    finish(it);
+    return s;
+  }
+  void finish(long it) {
+    Stats& st = problem_.stats();
+    st.newton_max_iterations = std::max(st.newton_max_iterations, it);
+  }
+
+  /// As the classical RATTLE: a residual estimate raised to the round-off
+  /// level of its evaluation, 4 eps max(1, |Dg| |z|).
+  static void record(double& stat, double value, const Mat& Dg, double zn) {
+    const double Gn = Dg.cwiseAbs().rowwise().sum().maxCoeff();
+    const double floor = 4 * std::numeric_limits<double>::epsilon() * std::max(1.0, Gn * zn);
+    stat = std::max(stat, std::max(value, floor));
+  }
+  /// |g| above sqrt(tol) max(1, |z|): Newton settled on a least-squares point.
+  bool constraints_violated(double g_bound, const ConstVecRef& z) const {
+    return !(g_bound <= std::sqrt(opts_.tol) * std::max(1.0, inf_norm(z)));
+  }
+
+  std::unique_ptr<ConstraintSet> g_;
+  std::unique_ptr<FibreMap> fibre_;
+  std::unique_ptr<BaseMethod> base_;
+  bool shake_;
+  NewtonOptions opts_;
+  int d_, n_, m_, nw_, nu_;
+  // H Hessian model
+  Mat hess_, hess_prev_;
+  bool have_hess_ = false, hess_static_ = false;
+  int static_age_ = 0;
+  // SHAKE system
+  Mat Hg_, Rw_, Ry_, Zw_, Zy_, RyW_, ZyW_, JF_;
+  Eigen::PartialPivLU<Mat> lu_;
+  MinNormSolver solver_, small_;
+  Vec F_, du_, w_, anchor_, inc_, s_, sigma_, dsig_;
+  Vec y_, z1_, z_, f_, dz_, gv_, r_;
+  Mat Dg1_, Dgy_, W_, V_, Msig_;
+  double gnorm_ = 0.0;
+  // guesses: the last three steps' w, s, sigma (index 0 the newest)
+  Vec wh_[3], sh_[3], gh_[3];
+  int chain_ = 0;  // equal, continuing steps behind them
+  Vec last_z1_;
+  double h_prev_ = 0.0;
+  bool have_inc_ = false;
+  // rank deficiency
+  bool rank_seen_ = false;
+  double rank_t_ = std::numeric_limits<double>::quiet_NaN();
+  double t_rank_ = 0.0;
+  double cond_max_ = 1.0;
+};
+
+}  // namespace odepkg
+
+#endif
