@@ -105,6 +105,12 @@ function run_benchmarks (runs = 5)
     agree (s, yr, ["odeSPVI " probs{i, 1}]);
     row (["odeSPVI, " probs{i, 1} " | fsolve"], tc, s, cost, tr / Nref);
   endfor
+  ## --- geometric RATTLE, g(q, p) = |q|^2 + |p|^2 - 1 (seed 002, Sect. 5.4.2) --
+  try
+    bench_geometric_rattle (runs, rruns);
+  catch err
+    printf ("\ngeometric RATTLE: not available (%s)\n", err.message);
+  end_try_catch
   printf ("\nfloor = compiled time / sum (callbacks x cost of one callback from C++): 1 means\n");
   printf ("the run costs exactly its callbacks; speedup = reference us/step / compiled us/step.\n");
 endfunction
@@ -157,6 +163,77 @@ function row (name, tc, sol, cost, tref_step)
   if (isfield (cost, "H")) floor_t += st.nhessevals * cost.H; endif
   if (isfield (cost, "g")) floor_t += st.nconstrevals * cost.g + st.nconstrgradevals * cost.G; endif
   if (isfield (cost, "GH")) floor_t += st.nconstrhessevals * cost.GH; endif
+  if (isfield (st, "nflowevals"))        # ConstraintFlowFcn calls (geometric RATTLE)
+    calls += st.nflowevals;
+    if (isfield (cost, "flow")) floor_t += st.nflowevals * cost.flow; endif
+  endif
   printf ("%-44s %8.2f %8.2f %8.2f %8.2f %10.1f %8.1f\n", name, 1e6 * tc / n, calls / n,
           st.nnewtoniter / n, tc / floor_t, 1e6 * tref_step, tref_step / (tc / n));
+endfunction
+
+## Seed 002, Sect. 5.4.2: H = |p|^2/2 - gvec.q, gvec = (0, -1), on the sphere
+## g(q, p) = |q|^2 + |p|^2 - 1 (fibres: the Hopf circles), midpoint rule as
+## base method, h = 0.1, 2500 steps from Table 1's za.  za has |z|^2 = 0.98:
+## solver and reference both project it (z/|z|, then along its fibre onto
+## {g, H} = 0; warnings silenced here).  Reference: plain_geometric_rattle
+## with the closed-form fibre flow, timed on Nref steps, and run once over
+## all N steps to compare trajectories.  Errors (options not supported yet)
+## are caught by the caller.
+function bench_geometric_rattle (runs, rruns)
+  warning ("off", "odepkg:inconsistentInitialData", "local");
+  warning ("off", "plain_geometric_rattle:projected", "local");
+  f = @(t, y) [y(3:4); 0; -1];                     # H = |p|^2/2 + q_2
+  g = @(y) y' * y - 1;  G = @(y) 2 * y';
+  flow = @(y, s) [cos(2*s) * y(1:2) + sin(2*s) * y(3:4); -sin(2*s) * y(1:2) + cos(2*s) * y(3:4)];
+  ## the same body with (t, x) = (s, y), so that __odepkg_callback_cost__ can time it
+  flow_ts = @(s, y) [cos(2*s) * y(1:2) + sin(2*s) * y(3:4); -sin(2*s) * y(1:2) + cos(2*s) * y(3:4)];
+  za = [-0.7865261200000000; -0.4043988000000000; -0.3880746864163783; 0.2173391755798215];
+  h = 0.1;  N = 2500;  Nref = 250;
+  cost = struct ("f", callback_cost (f, 0, za, runs),
+                 "g", callback_cost (g, [], za, runs),
+                 "G", callback_cost (G, [], za, runs),
+                 "flow", callback_cost (flow_ts, 0.01, za, runs));
+  base = odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", g, "ConstraintGradFcn", G,
+                    "ConstraintsNb", 1, "BaseMethod", "midpoint",
+                    "TimeStepSize", h, "TimeStepNumber", N);
+  o_flow = odepkgset (base, "ConstraintFlowFcn", flow);
+  ## fail before any timing if the compiled side does not take the options
+  odeRATTLE (f, 0, za, odepkgset (o_flow, "TimeStepNumber", 2));
+  printf ("\nGeometric RATTLE (seed 002, Sect. 5.4.2): g = |q|^2+|p|^2-1, H = |p|^2/2 + q_2, midpoint, h = %g\n", h);
+  printf ("(%d steps from Table 1's za; reference: plain_geometric_rattle, %d steps)\n", N, Nref);
+  printf ("one callback from C++: f %.2f us, g %.2f us, grad g %.2f us, flow %.2f us\n",
+          1e6 * [cost.f, cost.g, cost.G, cost.flow]);
+  header ();
+  [tr, ~] = median_time (@() plain_geometric_rattle (f, g, G, flow, h, Nref, za), rruns);
+  [~, yr, sr] = plain_geometric_rattle (f, g, G, flow, h, N, za);
+  [tc, s] = median_time (@() odeRATTLE (f, 0, za, o_flow), runs);
+  row ("odeRATTLE qp, flow given | plain Newton", tc, s, cost, tr / Nref);
+  geo_agree (s, yr, "odeRATTLE qp, flow given", f, G);
+  [tc, s] = median_time (@() odeRATTLE (f, 0, za, base), runs);
+  row ("odeRATTLE qp, fibre integrated | plain", tc, s, cost, tr / Nref);
+  geo_agree (s, yr, "odeRATTLE qp, fibre integrated", f, G);
+  [tr, ~] = median_time (@() plain_geometric_rattle (f, g, G, flow, h, Nref, za, true), rruns);
+  [~, ys] = plain_geometric_rattle (f, g, G, flow, h, N, za, true);
+  [tc, s] = median_time (@() odeSHAKE (f, 0, za, o_flow), runs);
+  row ("odeSHAKE qp, flow given | plain Newton", tc, s, cost, tr / Nref);
+  geo_agree (s, ys, "odeSHAKE qp, flow given", f, G);
+  printf ("reference per step: %.2f calls (f %.2f, g %.2f, grad g %.2f, flow %.2f), %.2f Newton iterations\n",
+          (sr.nfevals + sr.nconstrevals + sr.nconstrgradevals + sr.nflowevals) / N, sr.nfevals / N,
+          sr.nconstrevals / N, sr.nconstrgradevals / N, sr.nflowevals / N, sr.nnewtoniter / N);
+endfunction
+
+## Whole-trajectory comparison with the reference, and the residuals
+## |g| and |{g, H}| of the compiled points (printed, not only warned).
+function geo_agree (sol, yr, what, f, G)
+  Y = sol.y;
+  n = min (columns (Y), rows (yr));
+  d = max (max (abs (Y(:,1:n).' - yr(1:n,:))));
+  d0 = max (abs (Y(:,1) - yr(1,:).'));
+  gres = max (abs (sum (Y.^2, 1) - 1));
+  hres = max (arrayfun (@(k) abs (G (Y(:,k)) * f (0, Y(:,k))), 1:columns (Y)));
+  printf ("  %s: %d points, max |compiled - reference| %.2e (at t0 %.2e); max |g| %.1e, max |{g,H}| %.1e\n",
+          what, n, d, d0, gres, hres);
+  if (d > 1e-6)
+    warning ("bench: %s and its reference differ by %g", what, d);
+  endif
 endfunction
