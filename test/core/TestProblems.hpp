@@ -95,6 +95,79 @@ inline Vec nonsep_x0() {
   return x;
 }
 
+/// Seed 002 (McLachlan, Modin, Verdier, Wilkins), Sect. 5.4, "harmonic
+/// constraints": phase space R^{2d}, y = [q; p], the coisotropic constraint
+/// g(y) = |q|^2 + |p|^2 - 1 (M = S^{2d-1}, m = 1) and H = |p|^2/2 - gvec.q,
+/// so f = [p; gvec] (Sect. 5.4.1: gvec = 0; Sect. 5.4.2: gvec = (0, -1)).
+/// The fibres are great circles, X_g = J grad g = (2p, -2q):
+///   exp(s X_g)(q, p) = (cos(2s) q + sin(2s) p, -sin(2s) q + cos(2s) p).
+/// Every callback writes into its output only (no allocation).
+struct HarmonicSphere {
+  int d = 2;
+  double gvec[3] = {0.0, -1.0, 0.0};  ///< first d entries used
+
+  HamiltonianProblem::Field field() const {
+    const int n = d;
+    const double g0 = gvec[0], g1 = gvec[1], g2 = gvec[2];
+    return [n, g0, g1, g2](double, const ConstVecRef& x, VecRef dx) {
+      const double gv[3] = {g0, g1, g2};
+      for (int i = 0; i < n; ++i) {
+        dx(i) = x(n + i);
+        dx(n + i) = gv[i];
+      }
+    };
+  }
+  HamiltonianProblem::Hessian hessian() const {
+    const int n = d;
+    return [n](double, const ConstVecRef&, MatRef H) {
+      H.setZero();
+      for (int i = 0; i < n; ++i) H(n + i, n + i) = 1.0;
+    };
+  }
+  double energy(const Vec& y) const {
+    double e = 0.5 * y.tail(d).squaredNorm();
+    for (int i = 0; i < d; ++i) e -= gvec[i] * y(i);
+    return e;
+  }
+  static void g(const ConstVecRef& y, VecRef out) { out(0) = y.squaredNorm() - 1.0; }
+  static void Dg(const ConstVecRef& y, MatRef D) { D.row(0) = 2.0 * y.transpose(); }
+  static void Hg(const ConstVecRef&, MatRef H) {
+    H.setZero();
+    H.diagonal().setConstant(2.0);  // 2d x 2d, m = 1
+  }
+  /// The closed-form fibre flow (out must not alias z).
+  static void flow(const ConstVecRef& z, const ConstVecRef& s, VecRef out) {
+    const int n = static_cast<int>(z.size()) / 2;
+    const double c = std::cos(2.0 * s(0)), si = std::sin(2.0 * s(0));
+    for (int i = 0; i < n; ++i) {
+      const double q = z(i), p = z(n + i);
+      out(i) = c * q + si * p;
+      out(n + i) = -si * q + c * p;
+    }
+  }
+  /// Hidden constraint {g, H} = grad g . f = 2 q.p + 2 p.gvec.
+  double hidden(const Vec& y) const {
+    double r = 2.0 * y.head(d).dot(y.tail(d));
+    for (int i = 0; i < d; ++i) r += 2.0 * gvec[i] * y(d + i);
+    return r;
+  }
+  /// Hopf map (d = 2, eq. (21)) of z0 = q_0 + i p_0, z1 = q_1 + i p_1:
+  /// (2 z0 conj(z1), |z0|^2 - |z1|^2) in C x R = R^3; constant on fibres.
+  static Vec hopf(const Vec& y) {
+    const double q0 = y(0), q1 = y(1), p0 = y(2), p1 = y(3);
+    Vec h(3);
+    h << 2 * (q0 * q1 + p0 * p1), 2 * (p0 * q1 - q0 * p1), q0 * q0 + p0 * p0 - q1 * q1 - p1 * p1;
+    return h;
+  }
+  /// Table 1, z_a (q0, q1, p0, p1), "on M_H" up to its 7-8 printed digits
+  /// (|z_a|^2 = 0.98: project before use).
+  static Vec table1_za() {
+    Vec y(4);
+    y << -0.7865261200000000, -0.4043988000000000, -0.3880746864163783, 0.2173391755798215;
+    return y;
+  }
+};
+
 }  // namespace odepkg::test
 
 #endif
