@@ -764,7 +764,10 @@ TEST(GeometricRattle, Orders) {
         const int p = g0.st->order();
         EXPECT_EQ(p, std::string(base) == "symplectic_euler" ? 1 : 2);
         std::vector<double> hs, errs;
-        for (int N : {20, 40, 80, 160}) {
+        // the quartic force is pre-asymptotic at h = 1/20 and 1/40 (errors
+        // 1.3e-3, 4.2e-5, then 7.5e-6, 1.9e-6, 4.6e-7, 1.2e-7: order 2 from 1/80)
+        const bool quartic = std::string(s.name) == "sphere+quartic";
+        for (int N : quartic ? std::vector<int>{80, 160, 320, 640} : std::vector<int>{20, 40, 80, 160}) {
           GR g = make_gr(s, Fib::User, base, shake);
           const std::vector<Vec> y = run_steps(*g.st, y0, T / N, N);
           if (y.size() != static_cast<size_t>(N + 1)) break;

@@ -46,6 +46,8 @@ class GeometricRattle final : public Stepper {
  public:
   static constexpr double rank_tolerance = 1e-12;
   static constexpr int kStaticRecheck = 16;
+  static constexpr int kMaxDamping = 6;  ///< halvings of a growing SHAKE correction
+  static constexpr double kHessianRefreshRate = 0.1;  ///< SHAKE rate above which H's Hessian is retaken
 
   GeometricRattle(HamiltonianProblem& problem, std::unique_ptr<ConstraintSet> g,
                   std::unique_ptr<FibreMap> fibre, std::unique_ptr<BaseMethod> base, bool shake,
@@ -78,6 +80,11 @@ class GeometricRattle final : public Stepper {
     lu_ = Eigen::PartialPivLU<Mat>(nu);
     F_.resize(nu);
     du_.resize(nu);
+    du_last_ = Vec::Zero(nu);
+    r_last_.resize(m);
+    dr_.resize(m);
+    hw_.resize(n);
+    xm_.resize(n);
     w_.resize(nw);
     anchor_.resize(nw);
     inc_ = Vec::Zero(nw);
@@ -92,6 +99,7 @@ class GeometricRattle final : public Stepper {
     y_.resize(n);
     z1_.resize(n);
     z_.resize(n);
+    zs_.resize(n);
     f_.resize(n);
     dz_.resize(n);
     gv_.resize(m);
@@ -122,9 +130,10 @@ class GeometricRattle final : public Stepper {
   double condition_estimate() const { return cond_max_; }
 
   StepStatus step(Point& from, double h, Point& to) override {
-    const auto z0 = from.x;
+    const Vec& z0 = from.x;
     const double t1 = from.t + h;
     t_rank_ = from.t;
+    t_step_ = from.t;
     base_->begin(from.t, h);
     if (!update_hessian(from.t, z0)) return StepStatus::NonFinite;
     base_->jacobian(Rw_, Ry_, Zw_, Zy_);
@@ -147,15 +156,32 @@ class GeometricRattle final : public Stepper {
       w_ = anchor_ + r * inc_;
       s_ = r * sh_[0];
       sigma_ = r * gh_[0];
-    } else if (!explicit_guess(from, h)) {
-      return StepStatus::NonFinite;
     }
 
-    StepStatus st = solve_shake(z0, h);
+    // From an extrapolated guess plain Newton (damping there can settle on
+    // a root of another branch); if it fails, from s = 0 with damping, which
+    // finds the root nearest s = 0 also from starts off M_H (SHAKE points).
+    // SHAKE: S_h is constant on fibres (seed 002, Sect. 4: S_h = phi_h o
+    // Gamma, Gamma a projection along them), so its root is sought from
+    // Pi(z_0), the point of the fibre on M_H, where Thm. 4.1 puts it O(h)
+    // away; a SHAKE point z_0 itself lies O(h) off M_H and Newton from
+    // there may miss the root or reach one of another branch.  The same for
+    // RATTLE from a point it did not produce (a restart, step doubling).
+    const Vec* start = &z0;
+    if (!cont) sigma_.setZero();
+    if (shake_ || !cont) {  // RATTLE continuing its own output is on M_H already
+      const StepStatus sl = slide_to_hidden(from.t, z0, zs_, false);
+      if (sl != StepStatus::Success) {
+        have_inc_ = false;
+        return sl;
+      }
+      start = &zs_;
+    }
+    if (!cont && !explicit_guess(from.t, *start)) return StepStatus::NonFinite;
+    StepStatus st = solve_shake(*start, h, !cont);
     if (st == StepStatus::NewtonDiverged && cont) {
-      // a poor extrapolation: once more from the explicit guess
-      if (!explicit_guess(from, h)) return StepStatus::NonFinite;
-      st = solve_shake(z0, h);
+      if (!explicit_guess(from.t, *start)) return StepStatus::NonFinite;
+      st = solve_shake(*start, h, true);
     }
     if (st != StepStatus::Success) {
       have_inc_ = false;
@@ -171,7 +197,7 @@ class GeometricRattle final : public Stepper {
     if (shake_) {
       to.x = z1_;
     } else {
-      st = solve_rattle(t1);
+      st = slide_to_hidden(t1, z1_, z_, true);
       if (st != StepStatus::Success) {
         have_inc_ = false;
         return st;
@@ -217,10 +243,9 @@ class GeometricRattle final : public Stepper {
   }
 
   /// w from explicit Euler (one call of f), s = sigma = 0.
-  bool explicit_guess(const Point& from, double h) {
-    (void)h;
-    if (!problem_.field(from.t, from.x, f_)) return false;
-    base_->guess(from.x, f_, w_);
+  bool explicit_guess(double t, const Vec& z) {
+    if (!problem_.field(t, z, f_)) return false;
+    base_->guess(z, f_, w_);
     s_.setZero();
     sigma_.setZero();
     chain_ = 0;
@@ -247,13 +272,15 @@ class GeometricRattle final : public Stepper {
   /// success z1_ is z_1^- at the accepted iterate (the last correction
   /// applied through the linearization, exact for midpoint's Z = w),
   /// gnorm_ bounds |g(z1_)|.
-  StepStatus solve_shake(const ConstVecRef& z0, double h) {
+  StepStatus solve_shake(const ConstVecRef& z0, double h, bool damped) {
     Stats& st = problem_.stats();
     ++st.newton_solves;
     const bool holonomic = g_->holonomic();
     if (holonomic && !g_->grad(z0, Dgy_)) return StepStatus::NonFinite;  // fibres keep q: W fixed
     double prev = std::numeric_limits<double>::infinity();
     long it = 0;
+    damping_ = damped ? 0 : kMaxDamping;
+    bool refreshed = false;
     for (;;) {
       if (!fibre_->flow(z0, s_, y_)) return fail(it, StepStatus::NonFinite);
       if (!base_->residual(y_, w_, F_.head(nw_), z1_)) return fail(it, StepStatus::NonFinite);
@@ -266,19 +293,34 @@ class GeometricRattle final : public Stepper {
       ZyW_.noalias() = Zy_ * W_;
       JF_.topLeftCorner(nw_, nw_) = Rw_;
       JF_.topRightCorner(nw_, m_) = RyW_;
-      JF_.bottomLeftCorner(m_, nw_).noalias() = (Dg1_ * Zw_) / h;
-      JF_.bottomRightCorner(m_, m_).noalias() = (Dg1_ * ZyW_) / h;
+      JF_.bottomLeftCorner(m_, nw_).noalias() = Dg1_ * Zw_;
+      JF_.bottomRightCorner(m_, m_).noalias() = Dg1_ * ZyW_;
+      JF_.bottomRows(m_) /= h;
       if (!factor_and_solve()) return fail(it, StepStatus::NonFinite);
-      w_ -= du_.head(nw_);
-      s_ -= du_.tail(m_);
-      ++it;
-      ++st.newton_iterations;
       // scaled size of the correction of the state: w, and y through W ds
       dz_.noalias() = W_ * du_.tail(m_);
       const double nd = std::max(inf_norm(du_.head(nw_)) / std::max(1.0, inf_norm(w_)),
                                  inf_norm(dz_) / std::max(1.0, inf_norm(y_)));
       if (!std::isfinite(nd)) return fail(it, StepStatus::NonFinite);
       const double theta = nd / prev;
+      if (it > 0 && theta >= 1.0 && damping_ < kMaxDamping) {
+        // The Newton correction grew: far from the root (a start off M_H,
+        // where the fibre parameter is large) the full step overshoots.
+        // Back to the last iterate with half its correction (damped Newton).
+        ++damping_;
+        w_ += 0.5 * du_last_.head(nw_);
+        s_ += 0.5 * du_last_.tail(m_);
+        du_last_ *= 0.5;
+        ++it;
+        ++st.newton_iterations;
+        if (it >= opts_.max_iterations) return fail(it, StepStatus::NewtonDiverged);
+        continue;
+      }
+      w_ -= du_.head(nw_);
+      s_ -= du_.tail(m_);
+      du_last_ = du_;
+      ++it;
+      ++st.newton_iterations;
       if (nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol)) {
         // z_1^- at the new iterate, to first order in the (tiny) correction
         z1_.noalias() -= Zw_ * du_.head(nw_);
@@ -289,36 +331,61 @@ class GeometricRattle final : public Stepper {
         finish(it);
         return StepStatus::Success;
       }
-      if ((it > 1 && theta >= 1.0) || it >= opts_.max_iterations) return fail(it, StepStatus::NewtonDiverged);
+      if (it >= opts_.max_iterations || (theta >= 1.0 && damping_ >= kMaxDamping))
+        return fail(it, StepStatus::NewtonDiverged);
+      if (it > 1 && theta > kHessianRefreshRate && !hess_static_ && !refreshed) {
+        // Slow: H's Hessian model (from z_0) is off where the method
+        // evaluates f; the s-column of the Jacobian is O(h) and sensitive to
+        // it.  Once per solve, take it at the step's midpoint (y + z_1^-)/2.
+        refreshed = true;
+        xm_ = 0.5 * (y_ + z1_);
+        ++st.jacobian_evals;
+        if (!problem_.hamiltonian_hessian(t_step_ + 0.5 * h, xm_, hess_)) return fail(it, StepStatus::NonFinite);
+        base_->set_hessian(hess_);
+        base_->jacobian(Rw_, Ry_, Zw_, Zy_);
+      }
       prev = nd;
     }
   }
 
-  /// Newton in sigma for Dg(z) f(z) = 0, z = exp(sigma X_g) z1_.  On success
-  /// z_ is the RATTLE point.
-  StepStatus solve_rattle(double t1) {
+  /// Newton in sigma_ for Dg(z) f(t, z) = 0, z = exp(sigma X_g) zin: the
+  /// projection Pi onto M_H along the fibre (RATTLE's last stage; SHAKE's
+  /// start).  `record`: the residual goes into the stats.
+  StepStatus slide_to_hidden(double t1, const Vec& zin, Vec& zout, bool record_hidden) {
     Stats& st = problem_.stats();
     bool have_matrix = false;
     double prev = std::numeric_limits<double>::infinity();
     long it = 0;
     for (;;) {
       if (inf_norm(sigma_) == 0.0) {
-        z_ = z1_;
-      } else if (!fibre_->flow(z1_, sigma_, z_)) {
+        zout = zin;
+      } else if (!fibre_->flow(zin, sigma_, zout)) {
         return StepStatus::NonFinite;
       }
-      if (!problem_.field(t1, z_, f_) || !g_->grad(z_, Dg1_)) return StepStatus::NonFinite;
+      if (!problem_.field(t1, zout, f_) || !g_->grad(zout, Dg1_)) return StepStatus::NonFinite;
       r_.noalias() = Dg1_ * f_;
       fibre_directions(Dg1_, W_);
-      {
+      if (have_matrix && !hess_static_) {
+        // H's Hessian model is a step old: Broyden's update of M from the
+        // measured change of r keeps the iteration superlinear (the secant
+        // method for m = 1) without further calls
+        dr_ = r_ - r_last_;
+        const double den = dsig_.squaredNorm();
+        if (den > 0.0) {
+          dr_.noalias() += Msig_ * dsig_;  // r_new - r_old - M (sigma_new - sigma_old), dsig = old - new
+          Msig_.noalias() += (dr_ / den) * (-dsig_).transpose();
+          if (!small_.compute(Msig_)) return StepStatus::NonFinite;
+        }
+      } else {
         // M_ij = d/dsigma_j (grad g_i . f) = (H_i f + Df^T grad g_i) . X_{g_j}
         //      = {{g_i, H}, g_j}  (Lemma 3.11), re-formed at every iterate from
         // the current f, Dg and the Hessians of g (at z_1^-) and of H (model)
-        if (!have_matrix && !g_->hess(z_, Hg_)) return StepStatus::NonFinite;
+        if (!have_matrix && !g_->hess(zout, Hg_)) return StepStatus::NonFinite;
         V_.noalias() = hess_ * W_;  // Df W = J Hess W; (Df^T a).b = -(a^T J Hess b)
         for (int i = 0; i < m_; ++i) {
           for (int j = 0; j < m_; ++j) {
-            const double a = f_.dot(Hg_.middleCols(i * n_, n_) * W_.col(j));
+            hw_.noalias() = Hg_.middleCols(i * n_, n_) * W_.col(j);
+            const double a = f_.dot(hw_);
             // Df = J Hess with J = [0 I; -I 0]: (Df W_j)_q = (Hess W_j)_p, (Df W_j)_p = -(Hess W_j)_q
             const double b = Dg1_.row(i).head(d_).dot(V_.col(j).tail(d_)) -
                              Dg1_.row(i).tail(d_).dot(V_.col(j).head(d_));
@@ -329,18 +396,19 @@ class GeometricRattle final : public Stepper {
         note_rank(small_, t1);
         have_matrix = true;
       }
+      r_last_ = r_;
       small_.solve(r_, dsig_);
       sigma_ -= dsig_;
       ++it;
       ++st.projection_iterations;
       dz_.noalias() = W_ * dsig_;
-      const double nd = inf_norm(dz_) / std::max(1.0, inf_norm(z_));
+      const double nd = inf_norm(dz_) / std::max(1.0, inf_norm(zout));
       if (!std::isfinite(nd)) return StepStatus::NonFinite;
       const double theta = nd / prev;
       if (nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol)) {
-        z_ -= dz_;
+        zout -= dz_;
         const double hid = std::min(inf_norm(r_), std::max(theta, nd) * inf_norm(r_));
-        record(st.max_hidden_residual, hid, Dg1_, inf_norm(f_));
+        if (record_hidden) record(st.max_hidden_residual, hid, Dg1_, inf_norm(f_));
         return StepStatus::Success;
       }
       if ((it > 1 && theta >= 1.0) || it >= opts_.max_iterations) return StepStatus::NewtonDiverged;
@@ -400,9 +468,12 @@ class GeometricRattle final : public Stepper {
   Eigen::PartialPivLU<Mat> lu_;
   MinNormSolver solver_, small_;
   Vec F_, du_, w_, anchor_, inc_, s_, sigma_, dsig_;
-  Vec y_, z1_, z_, f_, dz_, gv_, r_;
+  Vec y_, z1_, z_, zs_, f_, dz_, gv_, r_;
   Mat Dg1_, Dgy_, W_, V_, Msig_;
   double gnorm_ = 0.0;
+  Vec du_last_, r_last_, dr_, hw_, xm_;
+  double t_step_ = 0.0;
+  int damping_ = 0;
   // guesses: the last three steps' w, s, sigma (index 0 the newest)
   Vec wh_[3], sh_[3], gh_[3];
   int chain_ = 0;  // equal, continuing steps behind them

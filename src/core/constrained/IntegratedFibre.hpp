@@ -92,7 +92,8 @@ class IntegratedFibre final : public FibreMap {
     if (!g_.grad(z, Dg_)) return false;
     const int d = n_ / 2;
     f.head(d).noalias() = Dg_.rightCols(d).transpose() * s;
-    f.tail(d).noalias() = -(Dg_.leftCols(d).transpose() * s);
+    f.tail(d).setZero();
+    f.tail(d).noalias() -= Dg_.leftCols(d).transpose() * s;
     return true;
   }
 

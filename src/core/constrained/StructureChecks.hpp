@@ -66,44 +66,41 @@ inline bool hidden_constraint_matrix(HamiltonianProblem& problem, ConstraintSet&
   return M.allFinite();
 }
 
-/// Condition number of {g_i, {g_j, H}}(y): infinity where it is singular
+/// Condition of {g_i, {g_j, H}}(y) measured against the natural size of its
+/// entries, scale = |Dg|^2 |Hess H| + |Dg| |Hg| |f| (so that m = 1 is judged
+/// too): max(sigma_max, scale) / sigma_min; infinity where it is singular
 /// (Assumption 1 fails), NaN on non-finite callbacks.
 inline double hidden_matrix_condition(HamiltonianProblem& problem, ConstraintSet& g, double t,
                                       const ConstVecRef& y) {
-  const int m = g.count();
-  Mat M(m, m);
+  const int n = 2 * g.dim(), m = g.count();
+  Mat M(m, m), Dg(m, n), Hg(n, n * m), hess(n, n);
+  Vec f(n);
   if (!hidden_constraint_matrix(problem, g, t, y, M)) return std::numeric_limits<double>::quiet_NaN();
+  if (!problem.field(t, y, f) || !g.grad(y, Dg) || !g.hess(y, Hg) || !problem.hamiltonian_hessian(t, y, f, hess))
+    return std::numeric_limits<double>::quiet_NaN();
+  const double dg = Dg.norm();
+  const double scale = dg * dg * hess.norm() + dg * Hg.norm() * f.norm();
   Eigen::JacobiSVD<Mat> svd(M);
   const auto sv = svd.singularValues();
-  const double big = sv(0), small = sv(m - 1);
+  const double big = std::max(sv(0), scale), small = sv(m - 1);
   if (!(small > std::numeric_limits<double>::epsilon() * big)) return std::numeric_limits<double>::infinity();
   return big / small;
 }
 
-/// Project y onto M_H = {g = 0, Dg f = 0} in place: Gauss–Newton onto M,
-/// then Newton along the fibre exp(sigma X_g) onto M_H.
-inline ProjectionResult project_onto_hidden_manifold(HamiltonianProblem& problem, ConstraintSet& g,
-                                                     FibreMap& fibre, double t, VecRef y,
-                                                     double tol = 1e-13, int max_iterations = 30) {
-  ProjectionResult res;
-  const int d = g.dim(), n = 2 * d, m = g.count();
-  Vec gv(m), nu(m), r(m), f(n), z(n), sigma = Vec::Zero(m), ds(m);
-  Mat Dg(m, n), A(m, m), M(m, m), W(n, m);
+/// Gauss–Newton onto M: y <- y - Dg^T (Dg Dg^T)^+ g until |g| <= tol max(1, |y|).
+/// Fills g_before/g_after/iterations/rank_deficient/finite of `res`.
+inline void project_onto_constraints(ConstraintSet& g, VecRef y, ProjectionResult& res, double tol = 1e-13,
+                                     int max_iterations = 30) {
+  const int n = 2 * g.dim(), m = g.count();
+  Vec gv(m), nu(m);
+  Mat Dg(m, n), A(m, m);
   MinNormSolver solver(m);
-  auto fail = [&]() {
+  if (!g.value(y, gv) || !g.grad(y, Dg)) {
     res.finite = false;
-    return res;
-  };
-  auto hidden = [&](const ConstVecRef& x) {
-    if (!problem.field(t, x, f) || !g.grad(x, Dg)) return false;
-    r.noalias() = Dg * f;
-    return true;
-  };
-  if (!g.value(y, gv) || !hidden(y)) return fail();
+    return;
+  }
   res.g_before = res.g_after = gv.lpNorm<Eigen::Infinity>();
-  res.hidden_before = r.lpNorm<Eigen::Infinity>();
   const double scale = std::max(1.0, y.lpNorm<Eigen::Infinity>());
-  // onto M: y <- y - Dg^T (Dg Dg^T)^+ g
   while (res.g_after > tol * scale && res.iterations < max_iterations) {
     A.noalias() = Dg * Dg.transpose();
     solver.compute(A);
@@ -111,30 +108,73 @@ inline ProjectionResult project_onto_hidden_manifold(HamiltonianProblem& problem
     solver.solve(gv, nu);
     y.noalias() -= Dg.transpose() * nu;
     ++res.iterations;
-    if (!g.value(y, gv) || !g.grad(y, Dg)) return fail();
-    res.g_after = gv.lpNorm<Eigen::Infinity>();
-  }
-  // onto M_H along the fibre through y
-  if (!hidden(y)) return fail();
-  res.hidden_after = r.lpNorm<Eigen::Infinity>();
-  const double hscale = std::max(1.0, Dg.cwiseAbs().rowwise().sum().maxCoeff() * f.lpNorm<Eigen::Infinity>());
-  if (res.hidden_after > tol * hscale) {
-    if (!hidden_constraint_matrix(problem, g, t, y, M)) return fail();
-    solver.compute(M);
-    res.rank_deficient |= solver.rank_deficient();
-    z = y;
-    for (int it = 0; it < max_iterations && res.hidden_after > tol * hscale; ++it) {
-      solver.solve(r, ds);
-      sigma -= ds;
-      if (!fibre.flow(y, sigma, z) || !hidden(z)) return fail();
-      res.hidden_after = r.lpNorm<Eigen::Infinity>();
-      ++res.iterations;
+    if (!g.value(y, gv) || !g.grad(y, Dg)) {
+      res.finite = false;
+      return;
     }
-    y = z;
-    if (!g.value(y, gv)) return fail();
     res.g_after = gv.lpNorm<Eigen::Infinity>();
   }
-  res.converged = res.g_after <= 10 * tol * scale && res.hidden_after <= 10 * tol * hscale;
+}
+
+/// Newton along the fibre, y <- exp(sigma X_g) y with {g, H} = Dg f = 0 (the
+/// matrix of Lemma 3.11 at the start).  Fills hidden_before/hidden_after.
+inline void slide_onto_hidden_manifold(HamiltonianProblem& problem, ConstraintSet& g, FibreMap& fibre, double t,
+                                       VecRef y, ProjectionResult& res, double tol = 1e-13,
+                                       int max_iterations = 30) {
+  const int n = 2 * g.dim(), m = g.count();
+  Vec r(m), f(n), z(n), sigma = Vec::Zero(m), ds(m);
+  Mat Dg(m, n), M(m, m);
+  MinNormSolver solver(m);
+  auto hidden = [&](const ConstVecRef& x) {
+    if (!problem.field(t, x, f) || !g.grad(x, Dg)) return false;
+    r.noalias() = Dg * f;
+    return true;
+  };
+  if (!hidden(y)) {
+    res.finite = false;
+    return;
+  }
+  res.hidden_before = res.hidden_after = r.lpNorm<Eigen::Infinity>();
+  const double scale = std::max(1.0, Dg.cwiseAbs().rowwise().sum().maxCoeff() * f.lpNorm<Eigen::Infinity>());
+  if (res.hidden_after <= tol * scale) return;
+  if (!hidden_constraint_matrix(problem, g, t, y, M)) {
+    res.finite = false;
+    return;
+  }
+  solver.compute(M);
+  res.rank_deficient |= solver.rank_deficient();
+  z = y;
+  for (int it = 0; it < max_iterations && res.hidden_after > tol * scale; ++it) {
+    solver.solve(r, ds);
+    sigma -= ds;
+    if (!fibre.flow(y, sigma, z) || !hidden(z)) {
+      res.finite = false;
+      return;
+    }
+    res.hidden_after = r.lpNorm<Eigen::Infinity>();
+    ++res.iterations;
+  }
+  y = z;
+}
+
+/// Project y onto M_H = {g = 0, Dg f = 0} in place: orthogonally onto M
+/// (the fibres lie inside M and cannot reach it), then along the fibre.
+inline ProjectionResult project_onto_hidden_manifold(HamiltonianProblem& problem, ConstraintSet& g,
+                                                     FibreMap& fibre, double t, VecRef y,
+                                                     double tol = 1e-13, int max_iterations = 30) {
+  ProjectionResult res;
+  project_onto_constraints(g, y, res, tol, max_iterations);
+  if (!res.finite) return res;
+  slide_onto_hidden_manifold(problem, g, fibre, t, y, res, tol, max_iterations);
+  if (!res.finite) return res;
+  Vec gv(g.count());
+  if (!g.value(y, gv)) {
+    res.finite = false;
+    return res;
+  }
+  res.g_after = gv.lpNorm<Eigen::Infinity>();
+  const double scale = std::max(1.0, y.lpNorm<Eigen::Infinity>());
+  res.converged = res.g_after <= 10 * tol * scale && res.hidden_after <= 10 * tol * scale * scale;
   return res;
 }
 
