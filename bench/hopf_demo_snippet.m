@@ -33,14 +33,14 @@ for k = 1:3
 endfor
 hold off;  axis ("equal");
 title ("[za] (inner), [zb], [zc]: RATTLE on [M] = CP^1", "interpreter", "none");
-[t, yr] = odeRATTLE (f, 0, Z(:,1), opts);
-[~, ys] = odeSHAKE (f, 0, Z(:,1), opts);
+[tr, yr] = odeRATTLE (f, 0, Z(:,1), opts);
+[ts, ys] = odeSHAKE (f, 0, Z(:,1), opts);
 warning (ws);
 subplot (2, 2, 2);
-plot (t, energy (ys) - energy (ys(1,:)), t, energy (yr) - energy (yr(1,:)));
+plot (ts, energy (ys) - energy (ys(1,:)), tr, energy (yr) - energy (yr(1,:)));
 legend ("SHAKE", "RATTLE");  title ("energy error, za", "interpreter", "none");
 subplot (2, 2, 4);
-semilogy (t, abs (gH (ys)) + eps, t, abs (gH (yr)) + eps);
+semilogy (ts, abs (gH (ys)) + eps, tr, abs (gH (yr)) + eps);
 set (gca, "ytick", 10.^(-16:4:0));
 legend ("SHAKE", "RATTLE");  xlabel ("t");
 title ("hidden constraint |{g, H}|, za", "interpreter", "none");

@@ -198,7 +198,7 @@ function bench_geometric_rattle (runs, rruns)
                     "TimeStepSize", h, "TimeStepNumber", N);
   o_flow = odepkgset (base, "ConstraintFlowFcn", flow);
   ## fail before any timing if the compiled side does not take the options
-  odeRATTLE (f, 0, za, odepkgset (o_flow, "TimeStepNumber", 2));
+  probe = odeRATTLE (f, 0, za, odepkgset (o_flow, "TimeStepNumber", 2));  # (no nargout = 0: odeplot)
   printf ("\nGeometric RATTLE (seed 002, Sect. 5.4.2): g = |q|^2+|p|^2-1, H = |p|^2/2 + q_2, midpoint, h = %g\n", h);
   printf ("(%d steps from Table 1's za; reference: plain_geometric_rattle, %d steps)\n", N, Nref);
   printf ("one callback from C++: f %.2f us, g %.2f us, grad g %.2f us, flow %.2f us\n",
