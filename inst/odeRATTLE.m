@@ -29,6 +29,31 @@
 ## then runs on the m position multipliers only and the velocity multipliers
 ## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).
 ##
+## @strong{Constraints on positions and momenta} (seed 002, McLachlan, Modin,
+## Verdier, Wilkins): with @qcode{"ConstraintVariables"}, @qcode{"qp"} every
+## constraint function takes the whole state y = [q; p]: g(y) (m-by-1),
+## @qcode{"ConstraintGradFcn"} m-by-2d, @qcode{"ConstraintHessFcn"}
+## 2d-by-2d-by-m.  The constraint manifold M = @{g = 0@} must be coisotropic,
+## @{g_i, g_j@} = 0 on M (always true for m = 1 and for g(q)), and H
+## nondegenerate along its fibres, @{g_i, @{g_j, H@}@} invertible; both are
+## checked at the initial data (errors @code{odepkg:notCoisotropic},
+## @code{odepkg:degenerateHamiltonian}).  Geometric SHAKE slides along the
+## fibre exp(s X_g) z0, X_g = J grad g (q' = dg/dp, p' = -dg/dq), so that the
+## base method lands on M; RATTLE then slides along the fibre of that point
+## onto the hidden constraint @{g, H@} = grad g . f = 0.  The fibre flow is
+## @qcode{"ConstraintFlowFcn"} (@code{z = fcn (y, s)}, checked at the initial
+## data: identity at s = 0, derivative X_g), else integrated to round-off by
+## a 6-stage Gauss method.  @qcode{"BaseMethod"} chooses the underlying
+## symplectic map: @qcode{"midpoint"} (default for @qcode{"qp"}),
+## @qcode{"stormer_verlet"} or @qcode{"symplectic_euler"} (order 1).  RATTLE
+## is symplectic on M_H, symmetric and of order 2 over the symmetric ones.
+## For g(q) the default is the classical method above (Störmer–Verlet base,
+## fibres p - G(q)' s in closed form); @qcode{"midpoint"} and
+## @qcode{"symplectic_euler"} apply there too.  @code{sol.stats} then counts
+## @code{nflowevals} (ConstraintFlowFcn calls), @code{nnewtoniter} (SHAKE, s)
+## and @code{nprojectioniter} (RATTLE, sigma); @code{maxhiddenresidual} is
+## the largest |@{g, H@}|.
+##
 ## Initial data violating g(q0) = 0 or G(q0) H_p(q0, p0) = 0 are projected onto
 ## the constraint manifold with a warning @code{odepkg:inconsistentInitialData}
 ## (an error with @qcode{"InitialProjection"}, @qcode{"error"}).  Where
@@ -82,6 +107,19 @@
 ##                   "TimeStepSize", 0.01, "TimeStepNumber", 2000);
 ## [t, y] = odeRATTLE (pendulum, 0, [1; 0; 0; 0], opts);
 ## max (abs (sum (y(:,1:2).^2, 2) - 1))            # round-off
+## @end example
+##
+## Constraints on q and p: the harmonic constraint |q|^2 + |p|^2 = 1 of
+## seed 002, Sect. 5.4, under a linear potential:
+## @example
+## g = @@(y) y'*y - 1;
+## flow = @@(y, s) [cos(2*s)*y(1:2) + sin(2*s)*y(3:4); -sin(2*s)*y(1:2) + cos(2*s)*y(3:4)];
+## opts = odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", g, ...
+##                   "ConstraintGradFcn", @@(y) 2*y', "ConstraintFlowFcn", flow, ...
+##                   "ConstraintsNb", 1, "TimeStepSize", 0.1, "TimeStepNumber", 2500);
+## y0 = [-0.78652612; -0.4043988; -0.3880746864163783; 0.2173391755798215];
+## [t, y] = odeRATTLE (@@(t, y) [y(3:4); 0; -1], 0, y0 / norm (y0), opts);
+## max (abs (sum (y.^2, 2) - 1))                   # round-off
 ## @end example
 ## @seealso{odeSHAKE, rattle, odeSV, odepkgset}
 ## @end deftypefn
@@ -208,6 +246,88 @@ endfunction
 %!error <option "ConstraintsNb" must be smaller than the dimension of q> odeRATTLE (@(t, x) x, [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q, "ConstraintsNb", 2))
 %!error <Invalid call> odeRATTLE (@(t, x) x, [0 1], [1; 0])
 
+%!function o = sphere_opts (varargin)
+%!  ## the harmonic constraint |q|^2 + |p|^2 = 1 of seed 002, Sect. 5.4
+%!  flow = @(y, s) [cos(2*s)*y(1:2) + sin(2*s)*y(3:4); -sin(2*s)*y(1:2) + cos(2*s)*y(3:4)];
+%!  o = odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y'*y - 1, ...
+%!                 "ConstraintGradFcn", @(y) 2*y', "ConstraintHessFcn", @(y) 2*eye (4), ...
+%!                 "ConstraintFlowFcn", flow, "ConstraintsNb", 1, varargin{:});
+%!endfunction
+%!function y0 = table1_za ()
+%!  ## seed 002, Table 1, za: on {g, H} = 0 but |za|^2 = 0.98; projected by the solver
+%!  y0 = [-0.7865261200000000; -0.4043988000000000; -0.3880746864163783; 0.2173391755798215];
+%!endfunction
+
+%!test
+%! ## g(q, p): |g| and |{g, H}| at round-off over 2500 steps (seed 002, Sect. 5.4.2),
+%! ## energy without drift; the integrated fibre flow gives the same trajectory
+%! f = @(t, y) [y(3:4); 0; -1];                 # H = |p|^2/2 + q_2
+%! o = sphere_opts ("TimeStepSize", 0.1, "TimeStepNumber", 2500);
+%! warning ("off", "odepkg:inconsistentInitialData", "local");
+%! sol = odeRATTLE (f, 0, table1_za (), o);
+%! y = sol.y';
+%! assert (max (abs (sum (y.^2, 2) - 1)) <= 1e-13);
+%! hid = max (abs (2 * sum (y .* [y(:,3:4), zeros(rows (y), 1), -ones(rows (y), 1)], 2)));
+%! assert (hid <= 1e-13);
+%! ## the recorded residuals bound the measured ones (Newton's contraction bound)
+%! assert (sol.stats.maxhiddenresidual >= hid && sol.stats.maxhiddenresidual <= 1e-11);
+%! assert (sol.stats.nflowevals > 0);
+%! E = sum (y(:,3:4).^2, 2) / 2 + y(:,2);
+%! dE = abs (E - E(1));
+%! assert (max (dE) < 1e-2);
+%! assert (max (dE(end-250:end)) < 1.5 * max (dE(1:250)));
+%! oi = o;  oi.ConstraintFlowFcn = [];
+%! soli = odeRATTLE (f, 0, table1_za (), oi);
+%! assert (soli.stats.nflowevals, 0);
+%! assert (soli.y, sol.y, 1e-8);         # per step 1e-14; 2500 steps amplify it
+%!test
+%! ## holonomic g written as g(y): geometric RATTLE over Störmer–Verlet is the
+%! ## classical RATTLE (seed 002, Sect. 5.1.3), step by step
+%! f = @(t, x) [x(3:4); 0; -1];
+%! y0 = [sin(1); -cos(1); 0.3*cos(1); 0.3*sin(1)];
+%! o = odepkgset ("TimeStepSize", 0.02, "TimeStepNumber", 300, "ConstraintsNb", 1);
+%! [~, yc] = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q'));
+%! [~, yg] = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintVariables", "qp", "BaseMethod", "stormer_verlet", ...
+%!                                           "ConstraintFcn", @(y) y(1:2)'*y(1:2) - 1, ...
+%!                                           "ConstraintGradFcn", @(y) [2*y(1:2)', 0, 0]));
+%! assert (yg, yc, 1e-12);
+%!test
+%! ## order 2 over the midpoint rule, order 1 over symplectic Euler (fitted)
+%! f = @(t, y) [y(3:4); 0; -1];
+%! warning ("off", "odepkg:inconsistentInitialData", "local");
+%! [~, y1] = odeRATTLE (f, 0, table1_za (), sphere_opts ("TimeStepSize", 0.1, "TimeStepNumber", 1));
+%! y0 = y1(1,:)';                               # za projected onto M_H
+%! h = [0.02 0.01 0.005 0.0025];
+%! for base = {"midpoint", "symplectic_euler"}
+%!   o = sphere_opts ("BaseMethod", base{1});
+%!   [~, yr] = odeRATTLE (f, [0 1], y0, odepkgset (o, "TimeStepSize", 1e-4));
+%!   err = zeros (size (h));
+%!   for i = 1:numel (h)
+%!     [~, y] = odeRATTLE (f, [0 1], y0, odepkgset (o, "TimeStepSize", h(i)));
+%!     err(i) = norm (y(end,:) - yr(end,:));
+%!   endfor
+%!   p = polyfit (log (h), log (err), 1)(1);
+%!   assert (p, 1 + strcmp (base{1}, "midpoint"), 0.2);
+%! endfor
+%!test
+%! ## adaptive steps with g(q, p): constraints at round-off at every output
+%! warning ("off", "odepkg:inconsistentInitialData", "local");
+%! sol = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 20], table1_za (), sphere_opts ("RelTol", 1e-8, "AbsTol", 1e-8));
+%! assert (sol.x(end), 20);
+%! assert (max (abs (sum (sol.y.^2, 1) - 1)) <= 1e-13);
+%! y = sol.y';
+%! assert (max (abs (2 * sum (y .* [y(:,3:4), zeros(rows (y), 1), -ones(rows (y), 1)], 2))) <= 1e-13);
+%! assert (sol.stats.maxhiddenresidual <= 1e-11);
+%!error <not coisotropic: \{g_1, g_2\} = 1> odeRATTLE (@(t, y) [y(4:6); 0; 0; -1], [0 1], [0; 0; 1; 0; 0; 0], odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) [y(1); y(4)], "ConstraintsNb", 2, "TimeStepSize", 0.1))
+%!error <degenerate along the constraint fibres> odeRATTLE (@(t, y) [y(3); y(1); -y(4); 0], [0 1], [0; 0; 1; 0], odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y(2), "ConstraintsNb", 1, "TimeStepSize", 0.1))
+%!error <ConstraintFlowFcn is not a flow: fcn \(y0, 0\) differs> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) y + 1, "TimeStepSize", 0.1))
+%!error <not the flow of X_g> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) [cos(s)*y(1:2) + sin(s)*y(3:4); -sin(s)*y(1:2) + cos(s)*y(3:4)], "TimeStepSize", 0.1))
+%!error <ConstraintFlowFcn must return a real column vector> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) [1; 2], "TimeStepSize", 0.1))
+%!error <option "ConstraintVariables" must be "q"> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "pq"))
+%!error <option "BaseMethod" must be> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("BaseMethod", "gauss"))
+%!error <ConstraintFlowFcn" must be given with ConstraintVariables "qp" only> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "q"))
+%!error <are for odeRATTLE and odeSHAKE> odeSV (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("BaseMethod", "midpoint"))
+
 %!demo
 %! ## Pendulum in Cartesian coordinates: energy error and constraint residuals
 %! f = @(t, x) [x(3:4); 0; -1];
@@ -220,3 +340,51 @@ endfunction
 %! subplot (2, 1, 2); semilogy (t, abs (sum (y(:,1:2).^2, 2) - 1) + eps, ...
 %!                             t, abs (sum (y(:,1:2) .* y(:,3:4), 2)) + eps);
 %! legend ("|g(q)|", "|G(q) H_p|"); title ("constraint residuals");
+
+%!demo
+%! ## Geometric SHAKE and RATTLE for a constraint on positions AND momenta:
+%! ## g(q, p) = |q|^2 + |p|^2 - 1 (M = S^3, its fibres the circles of the Hopf
+%! ## fibration), H = |p|^2/2 - gvec.q with gvec = (0, -1), implicit midpoint
+%! ## rule as base method, h = 0.1 (McLachlan, Modin, Verdier, Wilkins,
+%! ## Sect. 5.4.2, Fig. 4 and 5).  The initial data of their Table 1 have
+%! ## |z|^2 = 0.98: the solvers project them onto M and along the fibre onto
+%! ## {g, H} = 0 (the warning is silenced here).
+%! f = @(t, y) [y(3:4); 0; -1];
+%! gH = @(y) 2 * (sum (y(:,1:2) .* y(:,3:4), 2) - y(:,4));   # {g, H} = grad g . f
+%! energy = @(y) sum (y(:,3:4).^2, 2) / 2 + y(:,2);
+%! opts = odepkgset ("ConstraintVariables", "qp", "ConstraintsNb", 1, ...
+%!                   "ConstraintFcn", @(y) y' * y - 1, "ConstraintGradFcn", @(y) 2 * y', ...
+%!                   "ConstraintFlowFcn", @(y, s) [cos(2*s) * y(1:2) + sin(2*s) * y(3:4); ...
+%!                                                -sin(2*s) * y(1:2) + cos(2*s) * y(3:4)], ...
+%!                   "BaseMethod", "midpoint", "TimeStepSize", 0.1, "TimeStepNumber", 2500);
+%! Z = [-0.7865261200000000, -0.4963624948824013,  0.3477491188213400;   # za, zb, zc:
+%!      -0.4043988000000000, -0.7319740436366664, -0.8131619010029159;   # [q0; q1; p0; p1]
+%!      -0.3880746864163783, -0.4275775933953260, -0.4368285559113795;
+%!       0.2173391755798215,  0.1225384882604160, -0.0837800227934176];
+%! ws = warning ("off", "odepkg:inconsistentInitialData");
+%! ## Hopf map (z0, z1) -> (2 z0 conj (z1), |z0|^2 - |z1|^2), z_k = q_k + i p_k,
+%! ## then the stereographic projection (zeta, rho) -> zeta / (sqrt (|zeta|^2 + rho^2) + rho):
+%! ## from the pole rho = -1.  (The paper's caption prints "- rho", the other pole;
+%! ## with it [z_a] passes through infinity, and the picture of its Fig. 4, [z_a]
+%! ## innermost, is this one's inversion w -> 1/conj (w).)
+%! subplot (2, 2, [1, 3]);  hold on;
+%! for k = 1:3
+%!   [t, y] = odeRATTLE (f, 0, Z(:,k), opts);
+%!   z0 = y(:,1) + 1i * y(:,3);  z1 = y(:,2) + 1i * y(:,4);
+%!   zeta = 2 * z0 .* conj (z1);  rho = abs (z0).^2 - abs (z1).^2;
+%!   w = zeta ./ (sqrt (abs (zeta).^2 + rho.^2) + rho);
+%!   plot (real (w), imag (w), ".", "markersize", 2);
+%! endfor
+%! hold off;  axis ("equal");
+%! title ("[za] (inner), [zb], [zc]: RATTLE on [M] = CP^1", "interpreter", "none");
+%! [t, yr] = odeRATTLE (f, 0, Z(:,1), opts);
+%! [~, ys] = odeSHAKE (f, 0, Z(:,1), opts);
+%! warning (ws);
+%! subplot (2, 2, 2);
+%! plot (t, energy (ys) - energy (ys(1,:)), t, energy (yr) - energy (yr(1,:)));
+%! legend ("SHAKE", "RATTLE");  title ("energy error, za", "interpreter", "none");
+%! subplot (2, 2, 4);
+%! semilogy (t, abs (gH (ys)) + eps, t, abs (gH (yr)) + eps);
+%! set (gca, "ytick", 10.^(-16:4:0));
+%! legend ("SHAKE", "RATTLE");  xlabel ("t");
+%! title ("hidden constraint |{g, H}|, za", "interpreter", "none");

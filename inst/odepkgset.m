@@ -31,6 +31,19 @@
 ## @item @qcode{"ConstraintFcn"}, @qcode{"ConstraintGradFcn"}, @qcode{"ConstraintHessFcn"}, @qcode{"ConstraintsNb"}
 ## Holonomic constraints g(q) = 0 (m-by-1), their gradient (m-by-d) and
 ## Hessians (d-by-d-by-m), and m (odeRATTLE, odeSHAKE).
+## @item @qcode{"ConstraintVariables"}
+## @qcode{"q"} (default): the constraint functions take q; @qcode{"qp"}: they
+## take the whole state y = [q; p] (coisotropic constraints g(q, p) = 0,
+## geometric SHAKE/RATTLE of seed 002), gradient m-by-2d, Hessians
+## 2d-by-2d-by-m.
+## @item @qcode{"ConstraintFlowFcn"}
+## @code{z = fcn (y, s)}: the fibre flow exp(s_1 X_g1 + @dots{} + s_m X_gm)(y)
+## of the Hamiltonian vector fields X_g = J grad g (q' = dg/dp, p' = -dg/dq),
+## for @qcode{"qp"} constraints; integrated numerically when absent.
+## @item @qcode{"BaseMethod"}
+## The symplectic map under geometric SHAKE/RATTLE: @qcode{"stormer_verlet"}
+## (default for g(q): classical RATTLE), @qcode{"midpoint"} (default for
+## g(q, p)) or @qcode{"symplectic_euler"} (order 1).
 ## @item @qcode{"InitialProjection"}
 ## What to do when the initial data violate the constraints:
 ## @qcode{"warn"} (project and warn, default) or @qcode{"error"}.
@@ -57,7 +70,8 @@ function opts = odepkgset (varargin)
                           "ConstraintGradFcn", "ConstraintHessFcn", ...
                           "ConstraintsNb", "InitialProjection", "Q_DoFs", ...
                           "P_DoFs", "Nodes", "Weights", "Legendre", ...
-                          "Derivatives", "Extremes", "NodeOutput"};
+                          "Derivatives", "Extremes", "NodeOutput", ...
+                          "ConstraintVariables", "ConstraintFlowFcn", "BaseMethod"};
   opts = odeset ();
   for i = 1:numel (pkg_names)
     opts.(pkg_names{i}) = [];

@@ -6,6 +6,7 @@
 #include "binding/OctaveCallbacks.h"
 #include "binding/NodeOutput.h"
 #include "binding/OutputCollector.h"
+#include "binding/PhaseSpaceChecks.h"
 #include "binding/Settings.h"
 #include "binding/StepperFactory.h"
 #include "ConstraintProjection.hpp"
@@ -43,6 +44,15 @@ check_initial_data (HamiltonianProblem& problem, double t0, Vec& x0,
                    "projected onto the constraint manifold (now %g, %g)",
                    who, pr.g_before, pr.hidden_before, pr.g_after, pr.hidden_after);
   x0 = x;
+}
+
+static void
+warn_rank_deficient (const char* who, double t, double cond)
+{
+  warning_with_id ("odepkg:singularConstraints",
+                   "%s: rank-deficient constraint system met first at t = %.17g "
+                   "(condition estimate %g); minimum-norm multipliers were used",
+                   who, t, cond);
 }
 
 DEFUN_DLD (__odepkg_integrate__, args, ,
@@ -86,10 +96,11 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     s.fns.f = args(1);
     OctaveProblem op (s.fns, n / 2, extra, who);
     HamiltonianProblem& problem = op.problem ();
-    std::unique_ptr<Stepper> stepper = make_stepper (method, problem, s);
+    std::unique_ptr<Stepper> stepper = make_stepper (method, op, s);
 
     if (problem.constraints () > 0)
       check_initial_data (problem, times(0), x0, s, who);
+    check_phase_space_data (*stepper, times(0), x0, s, who, true);
 
     // f(t0, y0) once: checks size and finiteness, and seeds the force cache.
     Vec f0 (n);
@@ -119,10 +130,10 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 
     if (const auto* rattle = dynamic_cast<const Rattle*> (stepper.get ());
         rattle && rattle->rank_deficiency_seen ())
-      warning_with_id ("odepkg:singularConstraints",
-                       "%s: rank-deficient constraint system met first at t = %.17g "
-                       "(condition estimate %g); minimum-norm multipliers were used",
-                       who, rattle->rank_deficiency_t (), rattle->condition_estimate ());
+      warn_rank_deficient (who, rattle->rank_deficiency_t (), rattle->condition_estimate ());
+    if (const auto* gr = dynamic_cast<const GeometricRattle*> (stepper.get ());
+        gr && gr->rank_deficiency_seen ())
+      warn_rank_deficient (who, gr->rank_deficiency_t (), gr->condition_estimate ());
 
     octave_value_list r (5);
     r(0) = out.times ();

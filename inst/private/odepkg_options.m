@@ -19,7 +19,8 @@ function o = odepkg_options (solver, opts, n)
                      "ConstraintGradFcn", [], "ConstraintHessFcn", [],
                      "ConstraintsNb", [], "InitialProjection", "warn",
                      "Q_DoFs", [], "P_DoFs", [], "Nodes", [], "Weights", [],
-                     "Legendre", [], "Derivatives", [], "Extremes", [], "NodeOutput", "off");
+                     "Legendre", [], "Derivatives", [], "Extremes", [], "NodeOutput", "off",
+                     "ConstraintVariables", "q", "ConstraintFlowFcn", [], "BaseMethod", []);
   o = defaults;
   fn = fieldnames (defaults);
   for i = 1:numel (fn)
@@ -45,7 +46,26 @@ function o = odepkg_options (solver, opts, n)
   endif
   on_off (solver, o, {"NormControl", "Stats", "Explicit", "NodeOutput"});
   handles (solver, o, {"OutputFcn", "HamiltonianHessFcn", "ConstraintFcn", ...
-                       "ConstraintGradFcn", "ConstraintHessFcn"});
+                       "ConstraintGradFcn", "ConstraintHessFcn", "ConstraintFlowFcn"});
+  if (! (ischar (o.ConstraintVariables) && any (strcmp (o.ConstraintVariables, {"q", "qp"}))))
+    bad (solver, "ConstraintVariables", '"q" (g(q), the default) or "qp" (g(q, p))');
+  endif
+  if (! isempty (o.BaseMethod)
+      && ! (ischar (o.BaseMethod)
+            && any (strcmp (o.BaseMethod, {"stormer_verlet", "midpoint", "symplectic_euler"}))))
+    bad (solver, "BaseMethod", '"stormer_verlet", "midpoint" or "symplectic_euler"');
+  endif
+  constrained = any (strcmp (solver, {"odeRATTLE", "odeSHAKE"}));
+  if (! constrained && (! strcmp (o.ConstraintVariables, "q") || ! isempty (o.BaseMethod)
+                        || ! isempty (o.ConstraintFlowFcn)))
+    error ("odepkg:invalidOption",
+           "%s: options ConstraintVariables, BaseMethod and ConstraintFlowFcn are for odeRATTLE and odeSHAKE",
+           solver);
+  endif
+  if (! isempty (o.ConstraintFlowFcn) && ! strcmp (o.ConstraintVariables, "qp"))
+    bad (solver, "ConstraintFlowFcn",
+         'given with ConstraintVariables "qp" only (holonomic fibres p - G(q)'' s are taken in closed form)');
+  endif
   if (! isempty (o.OutputSel)
       && ! (isnumeric (o.OutputSel) && all (o.OutputSel(:) == fix (o.OutputSel(:)))
             && all (o.OutputSel(:) >= 1 & o.OutputSel(:) <= n)))

@@ -51,9 +51,11 @@ inline octave_scalar_map stats_struct(const Stats& s) {
   m.assign("nconstrevals", static_cast<double>(s.constraint_evals));
   m.assign("nconstrgradevals", static_cast<double>(s.constraint_grad_evals));
   m.assign("nconstrhessevals", static_cast<double>(s.constraint_hess_evals));
+  m.assign("nflowevals", static_cast<double>(s.flow_evals));
   m.assign("nnewtonsolves", static_cast<double>(s.newton_solves));
   m.assign("nnewtoniter", static_cast<double>(s.newton_iterations));
   m.assign("maxnewtoniter", static_cast<double>(s.newton_max_iterations));
+  m.assign("nprojectioniter", static_cast<double>(s.projection_iterations));
   m.assign("nfailedsolves", static_cast<double>(s.failed_solves));
   m.assign("njacobians", static_cast<double>(s.jacobian_evals));
   m.assign("nfdjacobians", static_cast<double>(s.fd_jacobians));

@@ -6,10 +6,13 @@
 
 #include "EigenConfig.hpp"
 #include "HamiltonianProblem.hpp"
+#include "constrained/ConstraintSet.hpp"
+#include "constrained/FibreMap.hpp"
 
 #include <octave/oct.h>
 #include <octave/parse.h>
 
+#include <memory>
 #include <string>
 
 namespace odepkg::binding {
@@ -25,6 +28,18 @@ class UserFunction {
     for (int i = 0; i < extra.length(); ++i) args_(k + i) = extra(i);
   }
 
+  /// As call(), with a second vector argument: fcn (x, s, extra...) (the
+  /// fibre flow ConstraintFlowFcn).
+  const double* call2(const ConstVecRef& x, const ConstVecRef& s, octave_idx_type numel, const char* shape) {
+    ColumnVector so(s.size());
+    std::copy(s.data(), s.data() + s.size(), so.fortran_vec());
+    second_ = so;
+    have_second_ = true;
+    const double* r = call(0.0, x, numel, shape);
+    have_second_ = false;
+    return r;
+  }
+
   /// Evaluates and returns the first output as an NDArray of exactly `numel`
   /// real elements (else an odepkg:badFcnOutput error naming the option).
   /// `rows` >= 0: the result must also have that many rows (matrices whose
@@ -36,7 +51,16 @@ class UserFunction {
     int k = 0;
     if (with_time_) args_(k++) = t;
     args_(k) = xo;
-    octave_value_list r = octave::feval(fcn_, args_, 1);
+    octave_value_list r;
+    if (have_second_) {  // (x, s, extra...)
+      octave_value_list a(args_.length() + 1);
+      a(0) = xo;
+      a(1) = second_;
+      for (int i = 1; i < args_.length(); ++i) a(i + 1) = args_(i);
+      r = octave::feval(fcn_, a, 1);
+    } else {
+      r = octave::feval(fcn_, args_, 1);
+    }
     if (r.length() < 1 || r(0).isempty() || !(r(0).isnumeric() || r(0).islogical()) ||
         r(0).iscomplex() || r(0).numel() != numel || (rows >= 0 && r(0).rows() != rows))
       error_with_id("odepkg:badFcnOutput", "%s: %s must return a real %s (%ld elements)%s",
@@ -60,12 +84,17 @@ class UserFunction {
   bool with_time_;
   octave_value_list args_;
   NDArray result_;
+  octave_value second_;
+  bool have_second_ = false;
 };
 
 /// The octave_value handles of one problem, as read from the options.
 struct UserFunctions {
-  octave_value f, hessian, g, G, GH;
+  octave_value f, hessian, g, G, GH, flow;
   int m = 0;
+  /// ConstraintVariables "qp": g, G, GH take y = [q; p] (m, m x 2d,
+  /// 2d x 2d x m) and flow (y, s) is exp(sum s_i X_{g_i})(y).
+  bool phase_space = false;
 };
 
 /// Builds the core problem; the UserFunction objects live as long as it does.
@@ -77,6 +106,8 @@ class OctaveProblem {
         g_(u.g, extra, who, "ConstraintFcn", false),
         G_(u.G, extra, who, "ConstraintGradFcn", false),
         GH_(u.GH, extra, who, "ConstraintHessFcn", false),
+        flow_(u.flow, extra, who, "ConstraintFlowFcn", false),
+        u_(u),
         problem_(d, [this, d](double t, const ConstVecRef& x, VecRef dx) {
           dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, "column vector [dH/dp; -dH/dq]"), 2 * d);
         }) {
@@ -84,7 +115,7 @@ class OctaveProblem {
       problem_.set_hessian([this, d](double t, const ConstVecRef& x, MatRef H) {
         H = Eigen::Map<const Mat>(hess_.call(t, x, 4 * d * d, "2d-by-2d matrix", 2 * d), 2 * d, 2 * d);
       });
-    if (u.m > 0) {
+    if (u.m > 0 && !u.phase_space) {
       const int m = u.m;
       HamiltonianProblem::ConstraintGrad G;
       HamiltonianProblem::ConstraintHess GH;
@@ -109,8 +140,42 @@ class OctaveProblem {
 
   HamiltonianProblem& problem() { return problem_; }
 
+  /// ConstraintVariables "qp": the user's g(y), Dg(y), Hessians on phase
+  /// space (differences where not given).
+  std::unique_ptr<ConstraintSet> phase_space_constraints() {
+    const int d = problem_.dim(), m = u_.m, n = 2 * d;
+    PhaseSpaceConstraints::GradFn Dg;
+    PhaseSpaceConstraints::HessFn H;
+    if (u_.G.is_defined())
+      Dg = [this, m, n](const ConstVecRef& y, MatRef out) {
+        out = Eigen::Map<const Mat>(G_.call(0.0, y, m * n, "m-by-2d matrix", m > 1 ? m : -1), m, n);
+      };
+    if (u_.GH.is_defined())
+      H = [this, m, n](const ConstVecRef& y, MatRef out) {
+        out = Eigen::Map<const Mat>(GH_.call(0.0, y, m * n * n, "2d-by-2d-by-m array", n), n, n * m);
+      };
+    return std::make_unique<PhaseSpaceConstraints>(
+        d, m, problem_.stats(),
+        [this, m](const ConstVecRef& y, VecRef out) {
+          out = Eigen::Map<const Vec>(g_.call(0.0, y, m, "vector of ConstraintsNb elements"), m);
+        },
+        Dg, H);
+  }
+
+  /// The user's ConstraintFlowFcn (y, s) -> exp(sum s_i X_{g_i})(y).
+  std::unique_ptr<FibreMap> user_flow() {
+    const int n = problem_.state_size();
+    return std::make_unique<UserFlowFibre>(
+        problem_.dim(),
+        [this, n](const ConstVecRef& y, const ConstVecRef& s, VecRef out) {
+          out = Eigen::Map<const Vec>(flow_.call2(y, s, n, "column vector of the size of Y0"), n);
+        },
+        problem_.stats());
+  }
+
  private:
-  UserFunction f_, hess_, g_, G_, GH_;
+  UserFunction f_, hess_, g_, G_, GH_, flow_;
+  UserFunctions u_;
   HamiltonianProblem problem_;
 };
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -34,6 +35,7 @@ struct Settings {
   Mat nodes, weights, legendre, derivatives, extremes;
   bool node_output = false;  ///< SPVI: also output the states at the Gauss nodes
   bool initial_projection_error = false;  ///< InitialProjection = "error"
+  std::string base_method;  ///< BaseMethod of geometric SHAKE/RATTLE; empty: the default
   octave_value output_fcn;
   Array<octave_idx_type> output_sel;  ///< zero-based; empty: all components
 };
@@ -94,6 +96,20 @@ class OptionReader {
     return dflt;
   }
 
+  /// One of `allowed` (exact, case-sensitive as the m-file driver checks),
+  /// or `dflt` when absent.
+  std::string choice(const char* name, std::initializer_list<const char*> allowed, const char* dflt) const {
+    if (!has(name)) return dflt;
+    const octave_value v = map_.getfield(name);
+    std::string list;
+    for (const char* a : allowed) {
+      if (v.is_string() && v.string_value() == a) return a;
+      list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
+    }
+    bad(name, ("one of " + list).c_str());
+    return dflt;
+  }
+
   /// A real finite matrix, or an empty one when absent.
   Mat matrix(const char* name) const {
     if (!has(name)) return Mat();
@@ -135,6 +151,13 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   s.fns.G = r.function("ConstraintGradFcn");
   s.fns.GH = r.function("ConstraintHessFcn");
   s.fns.m = r.integer("ConstraintsNb", 0, 1);
+  s.fns.flow = r.function("ConstraintFlowFcn");
+  s.fns.phase_space = r.choice("ConstraintVariables", {"q", "qp"}, "q") == "qp";
+  s.base_method = r.choice("BaseMethod", {"stormer_verlet", "midpoint", "symplectic_euler"}, "");
+  if (s.fns.flow.is_defined() && !s.fns.phase_space)
+    error_with_id("odepkg:invalidOption",
+                  "%s: option \"ConstraintFlowFcn\" is for ConstraintVariables \"qp\" (the fibres of "
+                  "holonomic constraints g(q) are p - G(q)' s, taken in closed form)", who.c_str());
   s.newton_tol_given = r.has("NewtonTol");
   s.newton.tol = r.real_scalar("NewtonTol", s.newton.tol, true);
   s.newton.max_iterations = r.integer("MaxNewtonIterations", s.newton.max_iterations, 1);
@@ -186,9 +209,10 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
       s.output_sel(i) = static_cast<octave_idx_type>(a(i)) - 1;
     }
   }
-  const bool any_constraint = s.fns.g.is_defined() || s.fns.G.is_defined() || s.fns.GH.is_defined();
+  const bool any_constraint = s.fns.g.is_defined() || s.fns.G.is_defined() || s.fns.GH.is_defined() ||
+                              s.fns.flow.is_defined();
   if (any_constraint && !s.fns.g.is_defined())
-    error_with_id("odepkg:invalidOption", "%s: ConstraintGradFcn/ConstraintHessFcn need ConstraintFcn",
+    error_with_id("odepkg:invalidOption", "%s: ConstraintGradFcn/ConstraintHessFcn/ConstraintFlowFcn need ConstraintFcn",
                   who.c_str());
   if (s.fns.g.is_defined() && s.fns.m == 0)
     error_with_id("odepkg:invalidOption", "%s: option \"ConstraintsNb\" must give the number of constraints",

@@ -13,6 +13,7 @@
 #include "Conversions.h"
 #include "ErrorGuard.h"
 #include "OctaveCallbacks.h"
+#include "PhaseSpaceChecks.h"
 #include "Settings.h"
 #include "StepperFactory.h"
 
@@ -41,7 +42,9 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     s.fns.f = args(0);
     OctaveProblem op(s.fns, n / 2, extra, method);
     HamiltonianProblem& problem = op.problem();
-    std::unique_ptr<Stepper> stepper = make_stepper(method, problem, s);
+    std::unique_ptr<Stepper> stepper = make_stepper(method, op, s);
+    Vec x0 = x;
+    check_phase_space_data(*stepper, t, x0, s, method, false);  // assumptions of seed 002 at x
 
     Point from(n), to(n);
     from.set(t, x);

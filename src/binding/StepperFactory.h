@@ -2,7 +2,9 @@
 #ifndef ODEPKG_BINDING_STEPPER_FACTORY_H
 #define ODEPKG_BINDING_STEPPER_FACTORY_H
 
+#include "OctaveCallbacks.h"
 #include "Rattle.hpp"
+#include "constrained/GeometricRattle.hpp"
 #include "Settings.h"
 #include "SpectralVariational.hpp"
 #include "StormerVerlet.hpp"
@@ -39,19 +41,55 @@ inline std::unique_ptr<Stepper> make_spectral(HamiltonianProblem& problem, const
   return stepper;
 }
 
-inline std::unique_ptr<Stepper> make_stepper(const std::string& method, HamiltonianProblem& problem,
-                                             const Settings& s) {
+/// RATTLE or SHAKE.  Holonomic g(q) over Störmer–Verlet: the classical
+/// Rattle (its separable fast paths).  Otherwise the geometric method of
+/// seed 002: holonomic fibres in closed form, g(q, p) fibres from
+/// ConstraintFlowFcn or integrated; base method midpoint by default for g(q, p).
+inline std::unique_ptr<Stepper> make_constrained(bool shake, OctaveProblem& op, const Settings& s) {
+  HamiltonianProblem& problem = op.problem();
+  const UserFunctions& u = s.fns;
+  if (u.m == 0 || !u.g.is_defined())
+    throw InputError("invalidOption",
+                     "the options ConstraintFcn and ConstraintsNb are required (constraints g(q) = 0, or g(q, p) = 0 "
+                     "with ConstraintVariables \"qp\")");
+  if (!u.phase_space && (s.base_method.empty() || s.base_method == "stormer_verlet"))
+    return std::make_unique<Rattle>(problem, s.explicit_scheme, shake, s.newton);
+  if (s.explicit_scheme)
+    throw InputError("invalidOption",
+                     "option \"Explicit\" (the separable fast path) is for the classical RATTLE/SHAKE "
+                     "(ConstraintVariables \"q\", BaseMethod \"stormer_verlet\"); remove it with "
+                     "ConstraintVariables \"qp\" or another BaseMethod");
+  std::unique_ptr<ConstraintSet> g;
+  std::unique_ptr<FibreMap> fibre;
+  if (u.phase_space) {
+    g = op.phase_space_constraints();
+    if (u.flow.is_defined())
+      fibre = op.user_flow();
+    else
+      fibre = std::make_unique<IntegratedFibre>(*g);
+  } else {
+    g = std::make_unique<HolonomicConstraints>(problem);
+    fibre = std::make_unique<HolonomicFibre>(*g);
+  }
+  auto base = make_base_method(s.base_method.empty() ? "midpoint" : s.base_method, problem);
+  return std::make_unique<GeometricRattle>(problem, std::move(g), std::move(fibre), std::move(base), shake,
+                                           s.newton);
+}
+
+inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctaveProblem& op, const Settings& s) {
+  HamiltonianProblem& problem = op.problem();
+  if (method != "rattle" && method != "shake") {
+    if (s.fns.phase_space)
+      throw InputError("invalidOption", "option \"ConstraintVariables\" is for odeRATTLE and odeSHAKE");
+    if (!s.base_method.empty())
+      throw InputError("invalidOption", "option \"BaseMethod\" is for odeRATTLE and odeSHAKE");
+  }
   if (method == "symplectic_euler")
     return std::make_unique<SymplecticEuler>(problem, s.explicit_scheme, s.newton);
   if (method == "stormer_verlet")
     return std::make_unique<StormerVerlet>(problem, s.explicit_scheme, s.newton);
   if (method == "velocity_verlet") return std::make_unique<VelocityVerlet>(problem);
-  if (method == "rattle" || method == "shake") {
-    if (problem.constraints() == 0)
-      throw InputError("invalidOption",
-                       "the options ConstraintFcn and ConstraintsNb are required (holonomic constraints g(q) = 0)");
-    return std::make_unique<Rattle>(problem, s.explicit_scheme, method == "shake", s.newton);
-  }
+  if (method == "rattle" || method == "shake") return make_constrained(method == "shake", op, s);
   if (method == "spectral_var_int") return make_spectral(problem, s);
   throw InputError("invalidInput", "unknown method \"" + method + "\"");
 }
