@@ -183,7 +183,7 @@ function bench_geometric_rattle (runs, rruns)
   warning ("off", "odepkg:inconsistentInitialData", "local");
   warning ("off", "plain_geometric_rattle:projected", "local");
   f = @(t, y) [y(3:4); 0; -1];                     # H = |p|^2/2 + q_2
-  g = @(y) y' * y - 1;  G = @(y) 2 * y';
+  g = @(y) y' * y - 1;  G = @(y) 2 * y';  GH = @(y) 2 * eye (4);
   flow = @(y, s) [cos(2*s) * y(1:2) + sin(2*s) * y(3:4); -sin(2*s) * y(1:2) + cos(2*s) * y(3:4)];
   ## the same body with (t, x) = (s, y), so that __odepkg_callback_cost__ can time it
   flow_ts = @(s, y) [cos(2*s) * y(1:2) + sin(2*s) * y(3:4); -sin(2*s) * y(1:2) + cos(2*s) * y(3:4)];
@@ -192,8 +192,10 @@ function bench_geometric_rattle (runs, rruns)
   cost = struct ("f", callback_cost (f, 0, za, runs),
                  "g", callback_cost (g, [], za, runs),
                  "G", callback_cost (G, [], za, runs),
+                 "GH", callback_cost (GH, [], za, runs),
                  "flow", callback_cost (flow_ts, 0.01, za, runs));
   base = odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", g, "ConstraintGradFcn", G,
+                    "ConstraintHessFcn", GH,
                     "ConstraintsNb", 1, "BaseMethod", "midpoint",
                     "TimeStepSize", h, "TimeStepNumber", N);
   o_flow = odepkgset (base, "ConstraintFlowFcn", flow);

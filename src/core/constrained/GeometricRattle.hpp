@@ -21,7 +21,7 @@
 // Per Newton iteration: one fibre flow, the base method's f calls, g and Dg
 // at z_1^- and Dg at y (not for holonomic g, whose fibres keep q).  The H
 // Hessian is taken once per step, or once for good when it is found constant
-// (re-checked every 16 steps); the constraint Hessians once per step.
+// (re-checked every 16 steps); the constraint Hessians likewise.
 // Guesses: the last step's increments and multipliers scaled by h/h_prev.
 #ifndef ODEPKG_CONSTRAINED_GEOMETRIC_RATTLE_HPP
 #define ODEPKG_CONSTRAINED_GEOMETRIC_RATTLE_HPP
@@ -70,6 +70,7 @@ class GeometricRattle final : public Stepper {
     hess_ = Mat::Zero(n, n);
     hess_prev_ = Mat::Zero(n, n);
     Hg_.resize(n, n * m);
+    Hg_prev_ = Mat::Zero(n, n * m);
     Rw_.resize(nw, nw);
     Ry_.resize(nw, n);
     Zw_.resize(n, nw);
@@ -118,6 +119,7 @@ class GeometricRattle final : public Stepper {
     have_inc_ = false;
     chain_ = 0;
     have_hess_ = hess_static_ = false;
+    hg_known_ = hg_static_ = false;
   }
 
   ConstraintSet& constraints() { return *g_; }
@@ -252,6 +254,20 @@ class GeometricRattle final : public Stepper {
     return true;
   }
 
+  /// Hessians of g at z into Hg_: every step, or once while they stay
+  /// constant (quadratic g: spheres, distances), re-checked every
+  /// kStaticRecheck steps, as for H.
+  bool constraint_hessians(const ConstVecRef& z) {
+    if (hg_known_ && hg_static_ && ++hg_age_ < kStaticRecheck) return true;
+    if (!g_->hess(z, Hg_)) return false;
+    const double scale = std::max(1.0, Hg_.cwiseAbs().maxCoeff());
+    hg_static_ = hg_known_ && (Hg_ - Hg_prev_).cwiseAbs().maxCoeff() <= 1e-10 * scale;
+    Hg_prev_ = Hg_;
+    hg_known_ = true;
+    hg_age_ = 0;
+    return true;
+  }
+
   /// W = J Dg^T: the fibre directions X_{g_i} as columns.
   void fibre_directions(const Mat& Dg, MatRef W) const {
     W.topRows(d_) = Dg.rightCols(d_).transpose();
@@ -380,7 +396,7 @@ class GeometricRattle final : public Stepper {
         // M_ij = d/dsigma_j (grad g_i . f) = (H_i f + Df^T grad g_i) . X_{g_j}
         //      = {{g_i, H}, g_j}  (Lemma 3.11), re-formed at every iterate from
         // the current f, Dg and the Hessians of g (at z_1^-) and of H (model)
-        if (!have_matrix && !g_->hess(zout, Hg_)) return StepStatus::NonFinite;
+        if (!have_matrix && !constraint_hessians(zout)) return StepStatus::NonFinite;
         V_.noalias() = hess_ * W_;  // Df W = J Hess W; (Df^T a).b = -(a^T J Hess b)
         for (int i = 0; i < m_; ++i) {
           for (int j = 0; j < m_; ++j) {
@@ -472,6 +488,9 @@ class GeometricRattle final : public Stepper {
   Mat Dg1_, Dgy_, W_, V_, Msig_;
   double gnorm_ = 0.0;
   Vec du_last_, r_last_, dr_, hw_, xm_;
+  Mat Hg_prev_;
+  bool hg_known_ = false, hg_static_ = false;
+  int hg_age_ = 0;
   double t_step_ = 0.0;
   int damping_ = 0;
   // guesses: the last three steps' w, s, sigma (index 0 the newest)
