@@ -8,13 +8,17 @@
 ## from C++), the reference's us/step and the speedup (reference / compiled,
 ## per step).
 ## @end deftypefn
-function run_benchmarks (runs = 5)
+function run_benchmarks (runs = 5, only = "")
   if (! exist ("odeSV"))
     pkg ("load", "odepkg");
   endif
   rruns = max (1, ceil (runs / 2));      # the fsolve references are slow
   printf ("odepkg benchmarks: median of %d runs (references with fsolve: %d), Octave %s, %s\n",
           runs, rruns, OCTAVE_VERSION, datestr (now (), 31));
+  if (strcmp (only, "geometric"))        # ONLY=geometric make bench: seed 002's case alone
+    bench_geometric_rattle (runs, rruns);
+    return;
+  endif
 
   ## --- Kepler, e = 0.6, h = 0.01, t in [0, 100] -----------------------------
   kepler = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
