@@ -1,0 +1,71 @@
+// RattleAcceptance.hpp — when RATTLE accepts an iterate and what it records:
+// the round-off floors of the residuals, the weights and scaled norms of
+// Newton corrections, and the test that g = 0 was actually solved.  Static
+// helpers only, shared by the separable and the general paths.
+#ifndef ODEPKG_CONSTRAINED_RATTLE_ACCEPTANCE_HPP
+#define ODEPKG_CONSTRAINED_RATTLE_ACCEPTANCE_HPP
+
+#include "Types.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace odepkg {
+
+struct RattleAcceptance {
+  static constexpr double kResidualAtIterate = 0.01;  // of tol: see GeneralRattle::step
+  static constexpr double kRoundoffLeft = 4 * std::numeric_limits<double>::epsilon();
+
+  static double inf_norm(const ConstVecRef& v) { return v.lpNorm<Eigen::Infinity>(); }
+
+  /// Records a residual estimate in `stat`, raised to the round-off level of
+  /// its evaluation, 4 eps max(1, |G|_inf |z|_inf) (z = q for g, H_p for
+  /// G H_p): the estimates (last iterate's values, or scaled by the measured
+  /// rate) then bound the residuals of the returned points up to round-off.
+  static void record_residual(double& stat, double value, const Mat& G, double zn) {
+    const double Gn = G.size() ? G.cwiseAbs().rowwise().sum().maxCoeff() : 0.0;
+    const double floor = 4 * std::numeric_limits<double>::epsilon() * std::max(1.0, Gn * zn);
+    stat = std::max(stat, std::max(value, floor));
+  }
+
+  /// A step whose |g(q_1)| (bound) exceeds sqrt(tol) max(1, |q_1|) did not
+  /// solve g = 0: with rank-deficient G (a zero gradient, a step across a
+  /// singular configuration) the minimum-norm Newton iteration converges to
+  /// a least-squares point instead.  Consistent redundant constraints still
+  /// pass; the step is rejected (adaptive) or the run ends with the partial
+  /// solution (fixed steps), never returned as if constrained.
+  static bool constraints_violated(double g_bound, const ConstVecRef& q, double tol) {
+    return !(g_bound <= std::sqrt(tol) * std::max(1.0, inf_norm(q)));
+  }
+
+  /// g(q_1) = 0 fixes the multipliers and the normal part of p_{1/2} only up
+  /// to  floor = eps |q| / (|h| |H_pp|)  (round-off of g over the step), in
+  /// units of max(1, |p|).  Their Newton corrections are weighted by
+  /// min(1, tol / (10 floor)), so that tiny steps (adaptive starts) converge;
+  /// the weight is 1 for ordinary steps.
+  static double roundoff_weight(double h, double hpp, const ConstVecRef& q, const ConstVecRef& p,
+                                double tol) {
+    if (!(hpp > 0.0)) return 1.0;
+    const double floor = 4 * std::numeric_limits<double>::epsilon() * std::max(1.0, inf_norm(q)) /
+                         (std::abs(h) * hpp * std::max(1.0, inf_norm(p)));
+    return std::min(1.0, tol / (10.0 * floor));
+  }
+
+  /// max_i w_i |dy_i| / max(1, |y_i|) over the general system's unknowns
+  /// y = [v; p_{1/2}; p_1; L; M] (d = dim q), w = roundoff_weight except for
+  /// the RATTLE p_1, which the hidden constraint pins down to round-off.
+  static double scaled_norm(const ConstVecRef& dy, const ConstVecRef& y, int d, bool shake,
+                            double weight) {
+    double s = 0.0;
+    for (int i = 0; i < dy.size(); ++i) {
+      const double w = (!shake && i >= 2 * d && i < 3 * d) ? 1.0 : weight;
+      s = std::max(s, w * std::abs(dy(i)) / std::max(1.0, std::abs(y(i))));
+    }
+    return s;
+  }
+};
+
+}  // namespace odepkg
+
+#endif
