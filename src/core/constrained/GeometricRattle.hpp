@@ -31,6 +31,7 @@
 #include "Stepper.hpp"
 #include "constrained/BaseMethodFactory.hpp"
 #include "constrained/ConstraintSet.hpp"
+#include "constrained/RattleAcceptance.hpp"
 #include "constrained/FibreMap.hpp"
 #include "constrained/IntegratedFibre.hpp"
 #include "constrained/StructureChecks.hpp"
@@ -457,16 +458,14 @@ class GeometricRattle final : public Stepper {
     st.newton_max_iterations = std::max(st.newton_max_iterations, it);
   }
 
-  /// As the classical RATTLE: a residual estimate raised to the round-off
-  /// level of its evaluation, 4 eps max(1, |Dg| |z|).
+  /// As the classical RATTLE: estimates raised to their round-off floor,
+  /// and |g| above sqrt(tol) max(1, |z|) means Newton settled on a
+  /// least-squares point (RattleAcceptance).
   static void record(double& stat, double value, const Mat& Dg, double zn) {
-    const double Gn = Dg.cwiseAbs().rowwise().sum().maxCoeff();
-    const double floor = 4 * std::numeric_limits<double>::epsilon() * std::max(1.0, Gn * zn);
-    stat = std::max(stat, std::max(value, floor));
+    RattleAcceptance::record_residual(stat, value, Dg, zn);
   }
-  /// |g| above sqrt(tol) max(1, |z|): Newton settled on a least-squares point.
   bool constraints_violated(double g_bound, const ConstVecRef& z) const {
-    return !(g_bound <= std::sqrt(opts_.tol) * std::max(1.0, inf_norm(z)));
+    return RattleAcceptance::constraints_violated(g_bound, z, opts_.tol);
   }
 
   std::unique_ptr<ConstraintSet> g_;
