@@ -318,15 +318,15 @@ endfunction
 %! y = sol.y';
 %! assert (max (abs (2 * sum (y .* [y(:,3:4), zeros(rows (y), 1), -ones(rows (y), 1)], 2))) <= 1e-13);
 %! assert (sol.stats.maxhiddenresidual <= 1e-11);
-%!error <not coisotropic: \{g_1, g_2\} = 1> odeRATTLE (@(t, y) [y(4:6); 0; 0; -1], [0 1], [0; 0; 1; 0; 0; 0], odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) [y(1); y(4)], "ConstraintsNb", 2, "TimeStepSize", 0.1))
-%!error <degenerate along the constraint fibres> odeRATTLE (@(t, y) [y(3); y(1); -y(4); 0], [0 1], [0; 0; 1; 0], odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y(2), "ConstraintsNb", 1, "TimeStepSize", 0.1))
-%!error <ConstraintFlowFcn is not a flow: fcn \(y0, 0\) differs> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) y + 1, "TimeStepSize", 0.1))
-%!error <not the flow of X_g> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) [cos(s)*y(1:2) + sin(s)*y(3:4); -sin(s)*y(1:2) + cos(s)*y(3:4)], "TimeStepSize", 0.1))
-%!error <ConstraintFlowFcn must return a real column vector> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) [1; 2], "TimeStepSize", 0.1))
-%!error <option "ConstraintVariables" must be "q"> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "pq"))
-%!error <option "BaseMethod" must be> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("BaseMethod", "gauss"))
-%!error <ConstraintFlowFcn" must be given with ConstraintVariables "qp" only> odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "q"))
-%!error <are for odeRATTLE and odeSHAKE> odeSV (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("BaseMethod", "midpoint"))
+%!error <not coisotropic: \{g_1, g_2\} = 1> [t, y] = odeRATTLE (@(t, y) [y(4:6); 0; 0; -1], [0 1], [0; 0; 1; 0; 0; 0], odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) [y(1); y(4)], "ConstraintsNb", 2, "TimeStepSize", 0.1))
+%!error <degenerate along the constraint fibres> [t, y] = odeRATTLE (@(t, y) [y(3); y(1); -y(4); 0], [0 1], [0; 0; 1; 0], odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y(2), "ConstraintsNb", 1, "TimeStepSize", 0.1))
+%!error <ConstraintFlowFcn is not a flow: fcn \(y0, 0\) differs> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) y + 1, "TimeStepSize", 0.1))
+%!error <not the flow of X_g> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) [cos(s)*y(1:2) + sin(s)*y(3:4); -sin(s)*y(1:2) + cos(s)*y(3:4)], "TimeStepSize", 0.1))
+%!error <ConstraintFlowFcn must return a real column vector> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) [1; 2], "TimeStepSize", 0.1))
+%!error <option "ConstraintVariables" must be "q"> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "pq"))
+%!error <option "BaseMethod" must be> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("BaseMethod", "gauss"))
+%!error <ConstraintFlowFcn" must be given with ConstraintVariables "qp" only> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "q"))
+%!error <are for odeRATTLE and odeSHAKE> [t, y] = odeSV (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("BaseMethod", "midpoint"))
 
 %!demo
 %! ## Pendulum in Cartesian coordinates: energy error and constraint residuals
