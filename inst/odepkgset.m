@@ -44,6 +44,10 @@
 ## The symplectic map under geometric SHAKE/RATTLE: @qcode{"stormer_verlet"}
 ## (default for g(q): classical RATTLE), @qcode{"midpoint"} (default for
 ## g(q, p)) or @qcode{"symplectic_euler"} (order 1).
+## @item @qcode{"LieGroup"}, @qcode{"MassMatrix"}
+## odeRATTLie: the configuration group (a name such as @qcode{"SO3"},
+## @qcode{"S3xR3"}, @qcode{"Rn"}, or a struct of its operations) and the
+## constant n-by-n mass matrix (default the identity).
 ## @item @qcode{"InitialProjection"}
 ## What to do when the initial data violate the constraints:
 ## @qcode{"warn"} (project and warn, default) or @qcode{"error"}.
@@ -71,7 +75,8 @@ function opts = odepkgset (varargin)
                           "ConstraintsNb", "InitialProjection", "Q_DoFs", ...
                           "P_DoFs", "Nodes", "Weights", "Legendre", ...
                           "Derivatives", "Extremes", "NodeOutput", ...
-                          "ConstraintVariables", "ConstraintFlowFcn", "BaseMethod"};
+                          "ConstraintVariables", "ConstraintFlowFcn", "BaseMethod", ...
+                          "LieGroup", "MassMatrix"};
   opts = odeset ();
   for i = 1:numel (pkg_names)
     opts.(pkg_names{i}) = [];

@@ -35,10 +35,14 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
 
   ## --- y0 ------------------------------------------------------------------
+  lie = strcmp (method, "rattlie");
   if (! (isnumeric (y0) && isreal (y0) && isvector (y0)))
+    if (lie)
+      error ("odepkg:invalidInput", "%s: Y0 must be a real vector [q0; v0]", solver);
+    endif
     error ("odepkg:invalidInput", "%s: Y0 must be a real vector [q0; p0]", solver);
   endif
-  if (mod (numel (y0), 2) != 0)
+  if (! lie && mod (numel (y0), 2) != 0)
     error ("odepkg:invalidInput",
            "%s: Y0 must have even length, [q0; p0] with q0 and p0 of equal size (got %d elements)",
            solver, numel (y0));
@@ -57,6 +61,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
            "%s: OPTS must be a struct from odepkgset or odeset", solver);
   endif
   o = odepkg_options (solver, opts, n);
+  if (lie)
+    lie_options (solver, o);
+  endif
 
   ## --- time mode ----------------------------------------------------------
   if (numel (tspan) == 1)
@@ -88,7 +95,12 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
 
   copts = rmfield (o, {"Stats"});
-  [t, y, st, ok, msg] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver);
+  if (lie)
+    want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
+    [t, y, st, ok, msg, lambda] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda);
+  else
+    [t, y, st, ok, msg] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver);
+  endif
 
   if (! isempty (o.OutputFcn))
     feval (o.OutputFcn, [], [], "done", extra{:});
@@ -119,9 +131,30 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     case 0
       out = {};
     case 1
-      out = {struct("x", t.', "y", y.', "solver", solver, "stats", st)};
+      sol = struct ("x", t.', "y", y.', "solver", solver, "stats", st);
+      if (lie && ! isempty (o.ConstraintFcn))
+        sol.lambda = lambda;
+      endif
+      out = {sol};
     otherwise
       out = {t, y};
   endswitch
 
+endfunction
+
+## odeRATTLie's own options: LieGroup (a name or a struct) and MassMatrix.
+function lie_options (solver, o)
+  g = o.LieGroup;
+  if (isempty (g) || ! ((ischar (g) && isrow (g)) || (isstruct (g) && isscalar (g))))
+    error ("odepkg:invalidOption",
+           '%s: option "LieGroup" must name the configuration group (e.g. "SO3", "S3xR3", "Rn") or be a struct of its operations',
+           solver);
+  endif
+  M = o.MassMatrix;
+  if (! isempty (M) && ! (isnumeric (M) && isreal (M) && ismatrix (M) && rows (M) == columns (M)
+                          && all (isfinite (M(:)))))
+    error ("odepkg:invalidOption",
+           '%s: option "MassMatrix" must be a real, finite, square matrix (n-by-n, n the dimension of the group)',
+           solver);
+  endif
 endfunction

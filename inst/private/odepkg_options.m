@@ -20,7 +20,8 @@ function o = odepkg_options (solver, opts, n)
                      "ConstraintsNb", [], "InitialProjection", "warn",
                      "Q_DoFs", [], "P_DoFs", [], "Nodes", [], "Weights", [],
                      "Legendre", [], "Derivatives", [], "Extremes", [], "NodeOutput", "off",
-                     "ConstraintVariables", "q", "ConstraintFlowFcn", [], "BaseMethod", []);
+                     "ConstraintVariables", "q", "ConstraintFlowFcn", [], "BaseMethod", [],
+                     "LieGroup", [], "MassMatrix", []);
   o = defaults;
   fn = fieldnames (defaults);
   for i = 1:numel (fn)
@@ -62,6 +63,11 @@ function o = odepkg_options (solver, opts, n)
            "%s: options ConstraintVariables, BaseMethod and ConstraintFlowFcn are for odeRATTLE and odeSHAKE",
            solver);
   endif
+  if (! strcmp (solver, "odeRATTLie") && (! isempty (o.LieGroup) || ! isempty (o.MassMatrix)))
+    error ("odepkg:unsupportedOption",
+           "%s: options LieGroup and MassMatrix are for odeRATTLie (configuration spaces that are Lie groups)",
+           solver);
+  endif
   if (! isempty (o.ConstraintFlowFcn) && ! strcmp (o.ConstraintVariables, "qp"))
     bad (solver, "ConstraintFlowFcn",
          'given with ConstraintVariables "qp" only (holonomic fibres p - G(q)'' s are taken in closed form)');
@@ -77,7 +83,7 @@ function o = odepkg_options (solver, opts, n)
   if (! isempty (o.ConstraintFcn) && isempty (o.ConstraintsNb))
     bad (solver, "ConstraintsNb", "given with ConstraintFcn (the number of constraints)");
   endif
-  if (! isempty (o.ConstraintsNb) && o.ConstraintsNb >= n / 2)
+  if (! isempty (o.ConstraintsNb) && o.ConstraintsNb >= n / 2 && ! strcmp (solver, "odeRATTLie"))
     bad (solver, "ConstraintsNb",
          sprintf ("smaller than the dimension of q (%d)", n / 2));
   endif

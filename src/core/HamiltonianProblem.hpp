@@ -25,12 +25,18 @@ class HamiltonianProblem {
   using ConstraintGrad = std::function<void(const ConstVecRef& q, MatRef G)>;
   using ConstraintHess = std::function<void(const ConstVecRef& q, MatRef H)>;
 
-  HamiltonianProblem(int d, Field f) : d_(d), field_(std::move(f)) {
+  HamiltonianProblem(int d, Field f) : HamiltonianProblem(d, 2 * d, std::move(f)) {}
+
+  /// A state of `state_size` numbers whose last d are the velocity-like
+  /// part (Lie-group problems: nq group coordinates, then v in R^d); f is
+  /// then any vector field on that state (used for the initial step only).
+  HamiltonianProblem(int d, int state_size, Field f)
+      : d_(d), n_(state_size), field_(std::move(f)) {
     if (d < 1) throw InputError("invalidInput", "the dimension d of q must be at least 1");
-    x_pert_.resize(2 * d);
-    f_base_.resize(2 * d);
-    f_pert_.resize(2 * d);
-    hess_.resize(2 * d, 2 * d);
+    x_pert_.resize(n_);
+    f_base_.resize(n_);
+    f_pert_.resize(n_);
+    hess_.resize(n_, n_);
   }
 
   void set_hessian(Hessian h) { hessian_ = std::move(h); }
@@ -49,7 +55,7 @@ class HamiltonianProblem {
   }
 
   int dim() const { return d_; }               ///< d, the dimension of q
-  int state_size() const { return 2 * d_; }    ///< 2d
+  int state_size() const { return n_; }        ///< 2d (Lie groups: nq + d)
   int constraints() const { return m_; }       ///< m (0 if unconstrained)
   bool has_hessian() const { return static_cast<bool>(hessian_); }
   bool has_constraint_grad() const { return static_cast<bool>(G_); }
@@ -172,6 +178,7 @@ class HamiltonianProblem {
 
  private:
   int d_;
+  int n_;
   int m_ = 0;
   Field field_;
   Hessian hessian_;

@@ -1,0 +1,208 @@
+// __odepkg_rattlie__ — odeRATTLie's whole time loop in one compiled call:
+// RATTLE on a Lie group (seed 003), fixed or adaptive steps, output at every
+// step or at requested times, multipliers λ at the output times on request.
+#include "EigenConfig.hpp"
+#include "binding/Conversions.h"
+#include "binding/ErrorGuard.h"
+#include "binding/LieProblem.h"
+#include "binding/OutputCollector.h"
+#include "binding/Settings.h"
+#include "Integrator.hpp"
+#include "lie/LieInitialData.hpp"
+#include "lie/RattLie.hpp"
+
+#include <octave/oct.h>
+#include <octave/quit.h>
+
+#include <limits>
+#include <vector>
+
+using namespace odepkg;
+using namespace odepkg::binding;
+
+namespace {
+
+// Options of the other solvers that have no meaning on a Lie group: refused,
+// never ignored.
+void refuse_foreign_options (const OptionReader& r, const std::string& who)
+{
+  static const char* const foreign[][2] = {
+    {"HamiltonianHessFcn", "the Newton matrices of RATTLie need no Hessian"},
+    {"ConstraintHessFcn", "RATTLie needs Phi and B only"},
+    {"ConstraintFlowFcn", "it belongs to odeRATTLE's g(q, p) constraints"},
+    {"BaseMethod", "it belongs to odeRATTLE's g(q, p) constraints"},
+    {"Q_DoFs", "it is an odeSPVI option"}, {"P_DoFs", "it is an odeSPVI option"},
+    {"Nodes", "it is an odeSPVI option"}, {"Weights", "it is an odeSPVI option"},
+    {"Legendre", "it is an odeSPVI option"}, {"Derivatives", "it is an odeSPVI option"},
+    {"Extremes", "it is an odeSPVI option"},
+  };
+  for (const auto& f : foreign)
+    if (r.has (f[0]))
+      error_with_id ("odepkg:unsupportedOption", "%s: option \"%s\" is not supported here: %s",
+                     who.c_str (), f[0], f[1]);
+  if (r.has ("ConstraintVariables") && r.get ("ConstraintVariables").is_string ()
+      && r.get ("ConstraintVariables").string_value () != "q")
+    error_with_id ("odepkg:unsupportedOption",
+                   "%s: option \"ConstraintVariables\" must be \"q\": Phi takes the group coordinates q",
+                   who.c_str ());
+  if (r.flag ("Explicit", false))
+    error_with_id ("odepkg:unsupportedOption",
+                   "%s: option \"Explicit\" = \"yes\" is not available: RATTLie solves for the "
+                   "half-step velocity by Newton", who.c_str ());
+  if (r.flag ("NodeOutput", false))
+    error_with_id ("odepkg:unsupportedOption", "%s: option \"NodeOutput\" is an odeSPVI option", who.c_str ());
+}
+
+// Forwards the output points and records λ at each of them.
+class LambdaObserver final : public Observer
+{
+public:
+  LambdaObserver (Observer& inner, lie::RattLie& stepper, int m)
+    : inner_ (inner), stepper_ (stepper), lambda_ (m) { }
+
+  bool operator() (double t, const Vec& x) override
+  {
+    if (! stepper_.multipliers (t, x, lambda_))
+      lambda_.setConstant (std::numeric_limits<double>::quiet_NaN ());
+    values_.insert (values_.end (), lambda_.data (), lambda_.data () + lambda_.size ());
+    return inner_ (t, x);
+  }
+
+  octave_value matrix () const
+  {
+    const octave_idx_type m = lambda_.size (), k = values_.size () / std::max<octave_idx_type> (m, 1);
+    Matrix a (m, k);
+    std::copy (values_.begin (), values_.end (), a.fortran_vec ());
+    return a;
+  }
+
+private:
+  Observer& inner_;
+  lie::RattLie& stepper_;
+  Vec lambda_;
+  std::vector<double> values_;
+};
+
+}  // namespace
+
+DEFUN_DLD (__odepkg_rattlie__, args, ,
+           "-*- texinfo -*-\n\
+@deftypefn {} {[@var{t}, @var{y}, @var{stats}, @var{ok}, @var{msg}, @var{lambda}] =} __odepkg_rattlie__ (@var{fcn}, @var{times}, @var{y0}, @var{options}, @var{extra}, @var{solver}, @var{want_lambda})\n\
+Internal: RATTLE on the Lie group @var{options}.LieGroup from @var{times}(1)\n\
+to @var{times}(end).  With two @var{times} every accepted step is output, with\n\
+more exactly those times.  @var{lambda} holds the multipliers at the output\n\
+times when @var{want_lambda} is true.  Called by odeRATTLie.\n\
+@end deftypefn")
+{
+  std::string who_str = "__odepkg_rattlie__";
+  if (args.length () == 7 && args(5).is_string ())
+    who_str = args(5).string_value ();
+  const char* who = who_str.c_str ();
+  return guarded (who, [&] () -> octave_value_list {
+    if (args.length () != 7)
+      print_usage ();
+    if (! args(0).is_function_handle () && ! args(0).is_inline_function ())
+      error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle", who);
+    if (! args(1).isnumeric () || ! args(1).isreal () || args(1).numel () < 2)
+      error_with_id ("odepkg:invalidInput", "%s: TIMES must be a real vector of at least two times", who);
+    const NDArray ta = args(1).array_value ();
+    Vec times (ta.numel ());
+    for (octave_idx_type i = 0; i < ta.numel (); ++i)
+      {
+        if (! std::isfinite (ta(i)))
+          error_with_id ("odepkg:invalidInput", "%s: TIMES must be finite", who);
+        times(i) = ta(i);
+      }
+    const NDArray ya = args(2).array_value ();
+    if (! args(2).isnumeric () || ! args(2).isreal () || ya.numel () < 2)
+      error_with_id ("odepkg:invalidInput", "%s: Y0 must be a real vector [q0; v0]", who);
+    Vec y0 (ya.numel ());
+    for (octave_idx_type i = 0; i < ya.numel (); ++i)
+      {
+        if (! std::isfinite (ya(i)))
+          error_with_id ("odepkg:invalidInput", "%s: Y0 must be finite", who);
+        y0(i) = ya(i);
+      }
+    if (! args(4).iscell ())
+      error_with_id ("odepkg:invalidInput", "%s: EXTRA must be a cell", who);
+    const octave_value_list extra (args(4).cell_value ());
+    const bool want_lambda = args(6).is_true ();
+    const int ns = y0.size ();
+
+    OptionReader r (args(3), who);
+    refuse_foreign_options (r, who);
+    std::unique_ptr<lie::LieGroup> group = read_lie_group (r, ns, who);
+    const int n = group->dim (), nq = group->coord_size ();
+    Mat mass = r.matrix ("MassMatrix");
+    if (mass.size () == 0)
+      mass = Mat::Identity (n, n);
+    const int m_opt = r.integer ("ConstraintsNb", 0, 1);
+    if (m_opt >= n)
+      error_with_id ("odepkg:invalidOption",
+                     "%s: option \"ConstraintsNb\" (%d) must be smaller than the dimension of %s (%d)",
+                     who, m_opt, group->name ().c_str (), n);
+    Settings s = read_settings (args(3), who, ns);
+    const double defect = group->structure_defect (y0.head (nq));
+    if (! (defect <= 1e-10))
+      error_with_id ("odepkg:invalidInput",
+                     "%s: the group coordinates in Y0 are not an element of %s (distance %g; a unit "
+                     "quaternion or a rotation matrix to round-off is expected)",
+                     who, group->name ().c_str (), defect);
+    s.fns.f = args(0);
+    OctaveLieProblem op (std::move (group), mass, s.fns, extra, who);
+    lie::LieGroupProblem& lp = op.problem ();
+
+    if (lp.constraints () > 0)
+      {
+        Vec y = y0;
+        const lie::LieProjectionResult pr = lie::project_initial_data (lp, y, 1e-12);
+        if (! pr.finite)
+          error_with_id ("odepkg:nonFiniteFcn",
+                         "%s: ConstraintFcn or ConstraintGradFcn returned a non-finite value at the initial data", who);
+        const double tq = 1e-10 * std::max (1.0, y0.head (nq).lpNorm<Eigen::Infinity> ());
+        const double tv = 1e-10 * std::max (1.0, y0.tail (n).lpNorm<Eigen::Infinity> ());
+        if (pr.phi_before > tq || pr.hidden_before > tv)
+          {
+            if (s.initial_projection_error)
+              error_with_id ("odepkg:inconsistentInitialData",
+                             "%s: the initial data violate the constraints: |Phi(q0)| = %g, |B(q0) v0| = %g",
+                             who, pr.phi_before, pr.hidden_before);
+            if (! pr.converged)
+              error_with_id ("odepkg:inconsistentInitialData",
+                             "%s: the initial data violate the constraints (|Phi(q0)| = %g, |B(q0) v0| = %g) "
+                             "and could not be projected onto them", who, pr.phi_before, pr.hidden_before);
+            warning_with_id ("odepkg:inconsistentInitialData",
+                             "%s: the initial data violate the constraints (|Phi(q0)| = %g, |B(q0) v0| = %g); "
+                             "projected onto them (now %g, %g)", who, pr.phi_before, pr.hidden_before,
+                             pr.phi_after, pr.hidden_after);
+            y0 = y;
+          }
+      }
+
+    lie::RattLie stepper (lp, s.newton);
+    std::size_t expected = times.size () > 2 ? times.size () : 1024;
+    if (s.integrator.fixed_step > 0 && times.size () == 2)
+      expected = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
+    OutputCollector out (s, extra, std::min<std::size_t> (expected, 10000000));
+    LambdaObserver lambda (out, stepper, lp.constraints ());
+    Observer& observer = want_lambda && lp.constraints () > 0 ? static_cast<Observer&> (lambda) : out;
+    Integrator integrator (stepper, s.integrator);
+    const IntegrationResult res = integrator.run (times, y0, observer, [] () { octave_quit (); });
+
+    if (stepper.rank_deficiency_seen ())
+      warning_with_id ("odepkg:singularConstraints",
+                       "%s: rank-deficient constraint system met first at t = %.17g "
+                       "(condition estimate %g); minimum-norm multipliers were used",
+                       who, stepper.rank_deficiency_t (), stepper.condition_estimate ());
+    octave_scalar_map st = stats_struct (lp.stats ());
+    st.assign ("velocitydependent", stepper.velocity_dependent ());
+    octave_value_list rv (6);
+    rv(0) = out.times ();
+    rv(1) = out.states ();
+    rv(2) = st;
+    rv(3) = res.outcome != IntegrationResult::Outcome::Failed;
+    rv(4) = res.message;
+    rv(5) = want_lambda && lp.constraints () > 0 ? lambda.matrix () : octave_value (Matrix (0, 0));
+    return rv;
+  });
+}

@@ -1,0 +1,171 @@
+// LieProblem.h — odeRATTLie's options and callbacks as a core LieGroupProblem:
+// the group (a built-in name, or a struct of the user's function handles),
+// the mass matrix, the force f(t, y), Φ(q) and B(q).
+#ifndef ODEPKG_BINDING_LIE_PROBLEM_H
+#define ODEPKG_BINDING_LIE_PROBLEM_H
+
+#include "OctaveCallbacks.h"
+#include "Settings.h"
+#include "lie/LieGroupFactory.hpp"
+#include "lie/LieGroupProblem.hpp"
+
+#include <octave/oct.h>
+
+#include <memory>
+#include <string>
+
+namespace odepkg::binding {
+
+/// A group given as a struct of function handles (odeRATTLie's help lists
+/// the fields): compose_exp (q, w), tangent (w), ad (v), and optionally
+/// tangent_inv_transpose (w), d_tangent_inv_transpose (w, x), structure_defect (q).
+class UserLieGroup final : public lie::LieGroup {
+ public:
+  UserLieGroup(const octave_scalar_map& s, int state_size, const std::string& who) : who_(who) {
+    auto fn = [&](const char* field, bool required) -> octave_value {
+      if (!s.isfield(field) || s.getfield(field).isempty()) {
+        if (required)
+          error_with_id("odepkg:invalidOption", "%s: option \"LieGroup\" as a struct needs the field \"%s\"",
+                        who.c_str(), field);
+        return octave_value();
+      }
+      const octave_value v = s.getfield(field);
+      if (!v.is_function_handle())
+        error_with_id("odepkg:invalidOption", "%s: LieGroup.%s must be a function handle", who.c_str(), field);
+      return v;
+    };
+    if (!s.isfield("dim") || !s.getfield("dim").is_real_scalar() ||
+        s.getfield("dim").double_value() != std::round(s.getfield("dim").double_value()) ||
+        s.getfield("dim").double_value() < 1 || 2 * s.getfield("dim").double_value() > state_size)
+      error_with_id("odepkg:invalidOption",
+                    "%s: LieGroup.dim must be the dimension n of the group, an integer with 1 <= n <= numel (Y0) / 2",
+                    who.c_str());
+    n_ = static_cast<int>(s.getfield("dim").double_value());
+    nq_ = state_size - n_;
+    const octave_value_list none;
+    exp_ = std::make_unique<UserFunction>(fn("compose_exp", true), none, who, "LieGroup.compose_exp", false);
+    T_ = std::make_unique<UserFunction>(fn("tangent", true), none, who, "LieGroup.tangent", false);
+    ad_ = std::make_unique<UserFunction>(fn("ad", true), none, who, "LieGroup.ad", false);
+    const octave_value tit = fn("tangent_inv_transpose", false), dtit = fn("d_tangent_inv_transpose", false),
+                       def = fn("structure_defect", false);
+    if (tit.is_defined())
+      Tit_ = std::make_unique<UserFunction>(tit, none, who, "LieGroup.tangent_inv_transpose", false);
+    if (dtit.is_defined())
+      dTit_ = std::make_unique<UserFunction>(dtit, none, who, "LieGroup.d_tangent_inv_transpose", false);
+    if (def.is_defined())
+      defect_ = std::make_unique<UserFunction>(def, none, who, "LieGroup.structure_defect", false);
+    name_ = s.isfield("name") && s.getfield("name").is_string() ? s.getfield("name").string_value()
+                                                                 : std::string("the user's group");
+    lu_ = Eigen::PartialPivLU<Mat>(n_);
+    Tw_.resize(n_, n_);
+  }
+
+  std::string name() const override { return name_; }
+  int coord_size() const override { return nq_; }
+  int dim() const override { return n_; }
+  void identity(VecRef) const override {
+    throw InputError("invalidOption", "LieGroup: the identity of a user-defined group is not known");
+  }
+  void compose_exp(const ConstVecRef& q, const ConstVecRef& w, VecRef out) const override {
+    out = Eigen::Map<const Vec>(exp_->call2(q, w, nq_, "vector of the coordinates of q"), nq_);
+  }
+  void log_between(const ConstVecRef&, const ConstVecRef&, VecRef) const override {
+    throw InputError("invalidOption", "LieGroup: log is not available for a user-defined group");
+  }
+  void ad(const ConstVecRef& v, MatRef A) const override {
+    A = Eigen::Map<const Mat>(ad_->call(0.0, v, n_ * n_, "n-by-n matrix", n_), n_, n_);
+  }
+  void tangent(const ConstVecRef& w, MatRef T) const override {
+    T = Eigen::Map<const Mat>(T_->call(0.0, w, n_ * n_, "n-by-n matrix", n_), n_, n_);
+  }
+  void tangent_inv_transpose(const ConstVecRef& w, MatRef Tit) const override {
+    if (Tit_) {
+      Tit = Eigen::Map<const Mat>(Tit_->call(0.0, w, n_ * n_, "n-by-n matrix", n_), n_, n_);
+      return;
+    }
+    tangent(w, Tw_);
+    lu_.compute(Tw_);
+    Tit = lu_.inverse().transpose();
+  }
+  void d_tangent_inv_transpose(const ConstVecRef& w, const ConstVecRef& x, MatRef D) const override {
+    if (!dTit_) return LieGroup::d_tangent_inv_transpose(w, x, D);
+    D = Eigen::Map<const Mat>(dTit_->call2(w, x, n_ * n_, "n-by-n matrix"), n_, n_);
+  }
+  double structure_defect(const ConstVecRef& q) const override {
+    if (!defect_) return 0.0;
+    return *defect_->call(0.0, q, 1, "scalar");
+  }
+
+ private:
+  std::string who_, name_;
+  int n_ = 0, nq_ = 0;
+  std::unique_ptr<UserFunction> exp_, T_, ad_, Tit_, dTit_, defect_;
+  mutable Eigen::PartialPivLU<Mat> lu_;
+  mutable Mat Tw_;
+};
+
+/// The group of option "LieGroup" (a name or a struct) for a state of
+/// `state_size` numbers.
+inline std::unique_ptr<lie::LieGroup> read_lie_group(const OptionReader& r, int state_size,
+                                                     const std::string& who) {
+  if (!r.has("LieGroup"))
+    error_with_id("odepkg:invalidOption",
+                  "%s: option \"LieGroup\" must name the configuration group (e.g. \"SO3\", \"S3xR3\", \"Rn\") "
+                  "or be a struct of its operations", who.c_str());
+  const octave_value g = r.get("LieGroup");
+  std::unique_ptr<lie::LieGroup> group;
+  if (g.is_string())
+    group = lie::make_lie_group(g.string_value(), state_size);
+  else if (g.isstruct() && g.numel() == 1)
+    group = std::make_unique<UserLieGroup>(g.scalar_map_value(), state_size, who);
+  else
+    r.bad("LieGroup", "a group name such as \"S3xR3\" or a struct of function handles");
+  if (group->coord_size() + group->dim() != state_size)
+    error_with_id("odepkg:invalidInput",
+                  "%s: Y0 must be [q0; v0] with %d group coordinates and %d velocities for %s "
+                  "(%d numbers), got %d", who.c_str(), group->coord_size(), group->dim(),
+                  group->name().c_str(), group->coord_size() + group->dim(), state_size);
+  return group;
+}
+
+/// The core problem with the user's callbacks; lives as long as it does.
+class OctaveLieProblem {
+ public:
+  OctaveLieProblem(std::unique_ptr<lie::LieGroup> group, const Mat& mass, const UserFunctions& u,
+                   const octave_value_list& extra, const std::string& who)
+      : f_(u.f, extra, who, "the force function F", true),
+        g_(u.g, extra, who, "ConstraintFcn", false),
+        G_(u.G, extra, who, "ConstraintGradFcn", false),
+        n_(group->dim()),
+        problem_(std::move(group), mass, [this](double t, const ConstVecRef& y, VecRef f) {
+          f = Eigen::Map<const Vec>(f_.call(t, y, n_, "column vector of n generalized forces"), n_);
+        }) {
+    if (u.m > 0) {
+      const int m = u.m, n = n_;
+      lie::LieGroupProblem::ConstraintGrad B;
+      if (u.G.is_defined())
+        B = [this, m, n](const ConstVecRef& q, MatRef out) {
+          out = Eigen::Map<const Mat>(G_.call(0.0, q, m * n, "m-by-n matrix", m > 1 ? m : -1), m, n);
+        };
+      problem_.set_constraints(
+          m,
+          [this, m](const ConstVecRef& q, VecRef out) {
+            out = Eigen::Map<const Vec>(g_.call(0.0, q, m, "vector of ConstraintsNb elements"), m);
+          },
+          B);
+    }
+  }
+  OctaveLieProblem(const OctaveLieProblem&) = delete;
+  OctaveLieProblem& operator=(const OctaveLieProblem&) = delete;
+
+  lie::LieGroupProblem& problem() { return problem_; }
+
+ private:
+  UserFunction f_, g_, G_;
+  int n_;
+  lie::LieGroupProblem problem_;
+};
+
+}  // namespace odepkg::binding
+
+#endif
