@@ -44,6 +44,9 @@
 ## differences otherwise) and @code{structure_defect (q)}.
 ## @item @qcode{"MassMatrix"}
 ## The constant, symmetric positive definite n-by-n M (default the identity).
+## Configuration-dependent mass matrices are refused (an error, not a
+## silently wrong answer): RATTLie's discrete Legendre transforms assume a
+## constant M.
 ## @item @qcode{"ConstraintFcn"}, @qcode{"ConstraintGradFcn"}, @qcode{"ConstraintsNb"}
 ## Phi(q) (m-vector; called with the coordinates q), B(q) (m-by-n, the
 ## derivative along left translations; central differences along the group
@@ -177,12 +180,29 @@ endfunction
 %! assert (abs (norm (sol.y(1:2, 1)) - 1) < 1e-14);
 %! assert (abs (sol.y(1:2, 1)' * sol.y(3:4, 1)) < 1e-14);
 
+%!test
+%! ## A redundant (rank-deficient) constraint: minimum-norm multipliers, a
+%! ## warning, and the motion of the non-redundant problem.
+%! g1 = @(q) (q'*q - 1) / 2;
+%! o1 = odepkgset ("LieGroup", "Rn", "ConstraintFcn", g1, "ConstraintGradFcn", @(q) q', ...
+%!                 "ConstraintsNb", 1, "TimeStepSize", 0.01, "TimeStepNumber", 100);
+%! o2 = odepkgset (o1, "ConstraintFcn", @(q) [g1(q); g1(q)], "ConstraintGradFcn", @(q) [q'; q'], ...
+%!                 "ConstraintsNb", 2);
+%! y0 = [sin(1); 0; -cos(1); 0.3*cos(1); 0.1; 0.3*sin(1)];
+%! f = @(t, y) [0; 0; 1];
+%! [~, ya] = odeRATTLie (f, 0, y0, o1);
+%! warning ("off", "odepkg:singularConstraints", "local");
+%! sol = odeRATTLie (f, [0 1], y0, odepkgset (o2, "TimeStepNumber", []));
+%! assert (sol.stats.nrankdeficient > 0);
+%! assert (max (max (abs (ya - sol.y.'))) < 1e-12);
+
 %!error <unknown group> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "SU2", "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <"LieGroup" must name> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <7 numbers> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <positive definite> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "MassMatrix", -eye (3), "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <not an element of S3> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1.1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <HamiltonianHessFcn> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "HamiltonianHessFcn", @(t, y) eye (6), "TimeStepSize", 0.1, "TimeStepNumber", 1));
+%!error <"MassMatrix" must be a real> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "MassMatrix", @(q) eye (3), "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <for odeRATTLie> [t, y] = odeSV (@(t, y) [y(2); -y(1)], [0 1], [1; 0], odepkgset ("LieGroup", "Rn"));
 %!error <generalized forces> [t, y] = odeRATTLie (@(t, y) zeros (2, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!test
