@@ -71,14 +71,15 @@
 ## one call of f and one of B per step when f does not depend on v (probed
 ## on the first step and re-checked every 16 steps), Newton on v otherwise.
 ##
-## Example (a free rigid body on SO(3): energy and |J Omega| conserved):
+## Example (a free rigid body on SO(3): |J Omega| conserved, energy bounded):
 ## @example
 ## J = diag ([1 2 3]);  R0 = eye (3);  w0 = [1; 0.1; 0.5];
 ## opts = odepkgset ("LieGroup", "SO3", "MassMatrix", J, ...
 ##                   "TimeStepSize", 0.01, "TimeStepNumber", 1000);
 ## [t, y] = odeRATTLie (@@(t, y) zeros (3, 1), 0, [R0(:); w0], opts);
 ## W = y(:, 10:12);
-## E = 0.5 * sum ((W * J) .* W, 2);  max (abs (E - E(1)))   # round-off
+## E = 0.5 * sum ((W * J) .* W, 2);  max (abs (E - E(1)))   # O(h^2), bounded
+## L = sqrt (sum ((W * J) .^ 2, 2));  max (abs (L - L(1)))  # round-off
 ## @end example
 ## @seealso{odeRATTLE, odeSV, odepkgset}
 ## @end deftypefn
@@ -98,28 +99,6 @@ endfunction
 %!                   "ConstraintsNb", 1, "TimeStepSize", 0.01, "TimeStepNumber", 500);
 %! y0p = [sin(1); -cos(1); 0.3*cos(1); 0.3*sin(1)];
 %! gp = [0; 1];
-
-%!test
-%! ## Free rigid body (Euler top) on SO(3): |J Omega| (the norm of the
-%! ## spatial momentum R J Omega, a discrete Noether invariant) to round-off,
-%! ## energy bounded, R orthogonal to round-off.
-%! J = diag ([1 2 3]);  w0 = [1; 0.1; 0.5];  R0 = eye (3);
-%! opts = odepkgset ("LieGroup", "SO3", "MassMatrix", J, "TimeStepSize", 0.01, "TimeStepNumber", 2000);
-%! [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [R0(:); w0], opts);
-%! W = y(:, 10:12);
-%! E = 0.5 * sum ((W * J) .* W, 2);
-%! L = sqrt (sum ((W * J) .^ 2, 2));
-%! assert (max (abs (L - L(1))) < 1e-12);
-%! assert (max (abs (E - E(1))) < 1e-3 * E(1));
-%! R = reshape (y(end, 1:9), 3, 3);
-%! assert (norm (R' * R - eye (3)) < 1e-13);
-
-%!test
-%! ## G = R^n is classical RATTLE: odeRATTLie on "Rn" reproduces odeRATTLE
-%! ## (y0 = [q; p], M = I so p = v) to round-off.
-%! [~, ya] = odeRATTLE (@(t, y) [y(3:4); 0; -1], 0, y0p, pend);
-%! [~, yb] = odeRATTLie (@(t, y) gp, 0, y0p, odepkgset (pend, "LieGroup", "Rn"));
-%! assert (max (abs (ya(:) - yb(:))) < 1e-12);
 
 %!test
 %! ## sol.lambda: consistent at t0 (closed form of the pendulum: lambda =
@@ -212,6 +191,294 @@ endfunction
 %! catch err
 %!   assert (err.identifier, "odepkg:invalidOption");
 %! end_try_catch
+
+%!function S = ht_skew (w)
+%!  S = [0, -w(3), w(2); w(3), 0, -w(1); -w(2), w(1), 0];
+%!endfunction
+%!function R = ht_rot (p)
+%!  ## unit quaternion, scalar first -> rotation matrix
+%!  R = (p(1)^2 - p(2:4)'*p(2:4)) * eye (3) + 2 * p(2:4) * p(2:4)' + 2 * p(1) * ht_skew (p(2:4));
+%!endfunction
+%!function [fcn, o, y0] = ht_setup (form, which, h, N)
+%!  ## heavy top in formulation form: "SO3", "S3" (unconstrained, about the
+%!  ## support), "SO3xR3", "S3xR3" (Phi = R'x - X), "S3xR3i" (Phi = x - R X),
+%!  ## "SE3" (v = [Omega; U] body); q0 = identity, consistent v0.
+%!  m = 15;  Jc = diag ([0.234375, 0.46875, 0.234375]);  X = [0; 1; 0];  g = [0; 0; -9.81];
+%!  if (strcmp (which, "fast")) W0 = [0; 150; -4.61538]; else W0 = [0; 1.5; -0.0461538]; endif
+%!  SX = ht_skew (X);  Js = Jc - m * SX^2;
+%!  I9 = reshape (eye (3), 9, 1);  p0 = [1; 0; 0; 0];  u0 = cross (W0, X);
+%!  Mc = blkdiag (Jc, m * eye (3));  fc = [0; 0; 0; -m * g];
+%!  args = {"TimeStepSize", h, "TimeStepNumber", N};
+%!  switch (form)
+%!    case "SO3"
+%!      fcn = @(t, y) -m * SX * (reshape (y(1:9), 3, 3)' * g);
+%!      o = odepkgset ("LieGroup", "SO3", "MassMatrix", Js, args{:});  y0 = [I9; W0];
+%!    case "S3"
+%!      fcn = @(t, y) -m * SX * (ht_rot (y(1:4))' * g);
+%!      o = odepkgset ("LieGroup", "S3", "MassMatrix", Js, args{:});  y0 = [p0; W0];
+%!    case "SO3xR3"
+%!      fcn = @(t, y) fc;
+%!      R = @(q) reshape (q(1:9), 3, 3);
+%!      o = odepkgset ("LieGroup", "SO3xR3", "MassMatrix", Mc, "ConstraintsNb", 3, ...
+%!                     "ConstraintFcn", @(q) R (q)' * q(10:12) - X, ...
+%!                     "ConstraintGradFcn", @(q) [ht_skew(R (q)' * q(10:12)), R(q)'], args{:});
+%!      y0 = [I9; X; W0; u0];
+%!    case "S3xR3"
+%!      fcn = @(t, y) fc;
+%!      o = odepkgset ("LieGroup", "S3xR3", "MassMatrix", Mc, "ConstraintsNb", 3, ...
+%!                     "ConstraintFcn", @(q) ht_rot (q(1:4))' * q(5:7) - X, ...
+%!                     "ConstraintGradFcn", @(q) [ht_skew(ht_rot (q(1:4))' * q(5:7)), ht_rot(q(1:4))'], args{:});
+%!      y0 = [p0; X; W0; u0];
+%!    case "S3xR3i"
+%!      fcn = @(t, y) fc;
+%!      o = odepkgset ("LieGroup", "S3xR3", "MassMatrix", Mc, "ConstraintsNb", 3, ...
+%!                     "ConstraintFcn", @(q) q(5:7) - ht_rot (q(1:4)) * X, ...
+%!                     "ConstraintGradFcn", @(q) [ht_rot(q(1:4)) * SX, eye(3)], args{:});
+%!      y0 = [p0; X; W0; u0];
+%!    case "SE3"
+%!      fcn = @(t, y) [0; 0; 0; -m * reshape(y(1:9), 3, 3)' * g];
+%!      R = @(q) reshape (q(1:9), 3, 3);
+%!      o = odepkgset ("LieGroup", "SE3", "MassMatrix", Mc, "ConstraintsNb", 3, ...
+%!                     "ConstraintFcn", @(q) R (q)' * q(10:12) - X, ...
+%!                     "ConstraintGradFcn", @(q) [ht_skew(R (q)' * q(10:12)), eye(3)], args{:});
+%!      y0 = [I9; X; W0; u0];
+%!  endswitch
+%!endfunction
+%!function [R, W, xc] = ht_state (form, yk)
+%!  ## rotation, body angular velocity, centre of mass of one row of y
+%!  yk = yk(:);
+%!  if (any (strcmp (form, {"S3", "S3xR3", "S3xR3i"}))) R = ht_rot (yk(1:4)); nq = 4; else R = reshape (yk(1:9), 3, 3); nq = 9; endif
+%!  if (any (strcmp (form, {"SO3", "S3"}))) xc = R * [0; 1; 0]; W = yk(nq+1:nq+3);
+%!  else xc = yk(nq+1:nq+3); W = yk(nq+4:nq+6); endif
+%!endfunction
+%!function [R, W, xc] = ht_ref (which, T, tol)
+%!  ## independent reference: ode45 on R in R^3x3 and Omega about the support
+%!  m = 15;  Jc = diag ([0.234375, 0.46875, 0.234375]);  X = [0; 1; 0];  g = [0; 0; -9.81];
+%!  if (strcmp (which, "fast")) W0 = [0; 150; -4.61538]; else W0 = [0; 1.5; -0.0461538]; endif
+%!  Js = Jc - m * ht_skew (X)^2;
+%!  rhs = @(t, z) [reshape(reshape (z(1:9), 3, 3) * ht_skew (z(10:12)), 9, 1);
+%!                 Js \ (cross (Js * z(10:12), z(10:12)) + m * cross (X, reshape (z(1:9), 3, 3)' * g))];
+%!  [~, z] = ode45 (rhs, [0, T], [reshape(eye (3), 9, 1); W0], odeset ("RelTol", tol, "AbsTol", tol, "Refine", 1));
+%!  R = reshape (z(end,1:9), 3, 3);  W = z(end,10:12)';  xc = R * X;
+%!endfunction
+
+%!test
+%! ## Slow heavy top, t in [0, 1]: order 2 in the constrained S3xR3 and the
+%! ## unconstrained SO3 formulation against ode45 (tol 1e-11: reference error
+%! ## ~1e-11, six decades below the smallest error tested).  Measured
+%! ## errors max(|R - Rref|_F, |Om - Omref|, |xc - xcref|) at h = 2^-6..2^-9:
+%! ## S3xR3 3.92e-3 9.80e-4 2.45e-4 6.123e-5 (fitted order 2.000),
+%! ## SO3   1.77e-2 4.46e-3 1.12e-3 2.795e-4 (1.9997).
+%! [Rr, Wr, xr] = ht_ref ("slow", 1, 1e-11);
+%! h = 2 .^ -(6:9);
+%! forms = {"S3xR3", "SO3"};  emax = [6.8e-5, 3.1e-4];
+%! for k = 1:2
+%!   err = zeros (size (h));
+%!   for i = 1:numel (h)
+%!     [fcn, o, y0] = ht_setup (forms{k}, "slow", h(i), round (1 / h(i)));
+%!     [t, y] = odeRATTLie (fcn, 0, y0, o);
+%!     assert (t(end), 1, 1e-12);
+%!     [R, W, xc] = ht_state (forms{k}, y(end,:));
+%!     err(i) = max ([norm(R - Rr, "fro"), norm(W - Wr), norm(xc - xr)]);
+%!   endfor
+%!   assert (polyfit (log (h), log (err), 1)(1), 2, 0.05);
+%!   assert (err(end) < emax(k));
+%! endfor
+
+%!test
+%! ## Fast heavy top (|Omega| = 150 rad/s), t in [0, 1/16]: order 2.  ode45
+%! ## at tol 1e-10 (2 s; differs from tol 1e-13 by 3e-10, three decades below
+%! ## the smallest error here).  Measured at h = 2^-10..2^-13:
+%! ## S3xR3 4.80e-5 1.20e-5 3.00e-6 7.49e-7 (order 2.0005),
+%! ## SO3   9.84e-4 2.46e-4 6.16e-5 1.54e-5 (1.9996).
+%! [Rr, Wr, xr] = ht_ref ("fast", 1/16, 1e-10);
+%! h = 2 .^ -(10:13);
+%! forms = {"S3xR3", "SO3"};  emax = [8.3e-7, 1.7e-5];
+%! for k = 1:2
+%!   err = zeros (size (h));
+%!   for i = 1:numel (h)
+%!     [fcn, o, y0] = ht_setup (forms{k}, "fast", h(i), round (1 / 16 / h(i)));
+%!     [t, y] = odeRATTLie (fcn, 0, y0, o);
+%!     [R, W, xc] = ht_state (forms{k}, y(end,:));
+%!     err(i) = max ([norm(R - Rr, "fro"), norm(W - Wr), norm(xc - xr)]);
+%!   endfor
+%!   assert (polyfit (log (h), log (err), 1)(1), 2, 0.05);
+%!   assert (err(end) < emax(k));
+%! endfor
+
+%!test
+%! ## All six formulations agree as h -> 0 (slow top, t = 1/4): the spread
+%! ## of (R, Omega, xc) at t = 1/4 falls by 16 from h = 2^-7 to 2^-9
+%! ## (measured 2.60e-4 -> 1.62e-5).  SO3, S3 and SE3 give the same discrete
+%! ## solution, and so do SO3xR3, S3xR3 and S3xR3 with Phi = x - R X (the
+%! ## scheme is invariant under these changes of coordinates): measured
+%! ## differences <= 7e-15; asserted 1e-10 (a Newton tolerance of 1e-10 in
+%! ## the driver would still pass).
+%! forms = {"SO3", "S3", "SE3", "SO3xR3", "S3xR3", "S3xR3i"};
+%! spread = zeros (1, 2);  k = 0;
+%! for h = [2^-7, 2^-9]
+%!   Y = zeros (15, numel (forms));
+%!   for i = 1:numel (forms)
+%!     [fcn, o, y0] = ht_setup (forms{i}, "slow", h, round (0.25 / h));
+%!     [t, y] = odeRATTLie (fcn, 0, y0, o);
+%!     [R, W, xc] = ht_state (forms{i}, y(end,:));
+%!     Y(:,i) = [R(:); W; xc];
+%!   endfor
+%!   assert (max (max (abs (Y(:,1:3) - Y(:,1)))) < 1e-10);
+%!   assert (max (max (abs (Y(:,4:6) - Y(:,4)))) < 1e-10);
+%!   k += 1;  spread(k) = max (abs (Y(:,1) - Y(:,4)));
+%! endfor
+%! assert (spread(1) / spread(2), 16, 1);
+%! assert (spread(2) < 2e-5);
+
+%!test
+%! ## Energy and vertical angular momentum over 1e5 steps (slow top, SO3,
+%! ## h = 2^-7, t in [0, 781]).  Measured: max |E - E0| = 1.6499e-2 in the
+%! ## first and in the last tenth alike (bounded O(h^2) oscillation, E swings
+%! ## by ~150 J between kinetic and potential), |Lz - Lz0| = 1.3e-12 (Noether:
+%! ## rotations about the vertical are a symmetry of the discrete Lagrangian,
+%! ## so Lz is conserved up to the Newton tolerance), |R'R - I| = 4.4e-14.
+%! [fcn, o, y0] = ht_setup ("SO3", "slow", 2^-7, 1e5);
+%! [t, y] = odeRATTLie (fcn, 0, y0, o);
+%! Js = diag ([15.234375, 0.46875, 15.234375]);
+%! W = y(:,10:12);
+%! E = 0.5 * sum ((W * Js) .* W, 2) + 15 * 9.81 * y(:,6);     # z of R X = R(3,2)
+%! Lz = sum (y(:,[3 6 9]) .* (W * Js), 2);                    # (R Js Omega)_z
+%! dE = abs (E - E(1));  n10 = 1e4;
+%! assert (max (dE) < 0.0175);
+%! assert (max (dE(end-n10:end)) <= 1.01 * max (dE(1:n10)));
+%! assert (max (abs (Lz - Lz(1))) < 1e-10);
+%! R = reshape (y(end,1:9), 3, 3);
+%! assert (norm (R' * R - eye (3), Inf) < 1e-12);
+
+%!test
+%! ## The same for the constrained S3xR3 formulation, 2e4 steps (h = 2^-7,
+%! ## t in [0, 156]).  Measured: max |E - E0| = 3.2395e-2 in the first and the
+%! ## last tenth, |Lz - Lz0| = 2.5e-13, ||p| - 1| = 3.3e-15.
+%! [fcn, o, y0] = ht_setup ("S3xR3", "slow", 2^-7, 2e4);
+%! [t, y] = odeRATTLie (fcn, 0, y0, o);
+%! Jc = diag ([0.234375, 0.46875, 0.234375]);
+%! W = y(:,8:10);  u = y(:,11:13);  x = y(:,5:7);
+%! E = 0.5 * sum ((W * Jc) .* W, 2) + 7.5 * sum (u .^ 2, 2) + 15 * 9.81 * x(:,3);
+%! Lz = zeros (rows (y), 1);
+%! for k = 1:rows (y)
+%!   L = ht_rot (y(k,1:4)') * Jc * W(k,:)' + 15 * cross (x(k,:)', u(k,:)');
+%!   Lz(k) = L(3);
+%! endfor
+%! dE = abs (E - E(1));  n10 = 2000;
+%! assert (max (dE) < 0.034);
+%! assert (max (dE(end-n10:end)) <= 1.01 * max (dE(1:n10)));
+%! assert (max (abs (Lz - Lz(1))) < 1e-10);
+%! assert (max (abs (sqrt (sum (y(:,1:4) .^ 2, 2)) - 1)) < 1e-13);
+
+%!test
+%! ## Constraints at round-off at every step (slow top, h = 2^-7, 5120
+%! ## steps): |Phi| and |B v|, and the group structure (|p| = 1, R'R = I).
+%! ## Measured maxima: |Phi| <= 5.6e-16, |B v| <= 1.3e-15, ||p| - 1| 4.8e-15,
+%! ## |R'R - I|_inf 3.9e-14 (SO3xR3), 1.9e-14 (SE3).
+%! for form = {"S3xR3", "S3xR3i", "SO3xR3", "SE3"}
+%!   [fcn, o, y0] = ht_setup (form{1}, "slow", 2^-7, 5120);
+%!   [t, y] = odeRATTLie (fcn, 0, y0, o);
+%!   nq = numel (y0) - 6;
+%!   ph = 0;  bv = 0;  st = 0;
+%!   for k = 1:rows (y)
+%!     q = y(k,1:nq)';  v = y(k,nq+1:end)';
+%!     ph = max (ph, norm (o.ConstraintFcn (q), Inf));
+%!     bv = max (bv, norm (o.ConstraintGradFcn (q) * v, Inf));
+%!     if (nq == 7)
+%!       st = max (st, abs (norm (q(1:4)) - 1));
+%!     else
+%!       st = max (st, norm (reshape (q(1:9), 3, 3)' * reshape (q(1:9), 3, 3) - eye (3), Inf));
+%!     endif
+%!   endfor
+%!   assert (ph < 1e-12);
+%!   assert (bv < 1e-12);
+%!   assert (st < 1e-12);
+%! endfor
+
+%!test
+%! ## Free rigid body (Euler top), f = 0, J = diag (1, 2, 3), on SO3 and S3:
+%! ## |J Omega| (= |R J Omega|, the conserved spatial momentum) to round-off
+%! ## (measured 4.7e-15 over 2000 steps of 0.01); the energy is NOT conserved
+%! ## exactly, it oscillates at O(h^2) without drift (measured max |E - E0|
+%! ## 1.84e-6 at h = 0.01; at h = 0.1 over 20000 steps 1.84e-4 in the first
+%! ## and the last tenth); SO3 and S3 give the same solution (round-off).
+%! J = diag ([1 2 3]);  w0 = [1; 0.1; 0.5];  f0 = @(t, y) zeros (3, 1);
+%! o = odepkgset ("LieGroup", "SO3", "MassMatrix", J, "TimeStepSize", 0.01, "TimeStepNumber", 2000);
+%! [t, y] = odeRATTLie (f0, 0, [reshape(eye (3), 9, 1); w0], o);
+%! [t, ys] = odeRATTLie (f0, 0, [1; 0; 0; 0; w0], odepkgset (o, "LieGroup", "S3"));
+%! for W = {y(:,10:12), ys(:,5:7)}
+%!   E = 0.5 * sum ((W{1} * J) .* W{1}, 2);
+%!   L = sqrt (sum ((W{1} * J) .^ 2, 2));
+%!   assert (max (abs (L - L(1))) < 1e-13);
+%!   assert (max (abs (E - E(1))) < 2.5e-6);
+%!   assert (max (abs (E - E(1))) > 1e-7);      # an O(h^2) oscillation, not round-off
+%! endfor
+%! assert (max (max (abs (y(:,10:12) - ys(:,5:7)))) < 1e-12);
+%! R = reshape (y(end,1:9), 3, 3);
+%! assert (norm (R - ht_rot (ys(end,1:4)'), Inf) < 1e-12);
+%! [t, y] = odeRATTLie (f0, 0, [reshape(eye (3), 9, 1); w0], odepkgset (o, "TimeStepSize", 0.1, "TimeStepNumber", 20000));
+%! W = y(:,10:12);  dE = abs (0.5 * sum ((W * J) .* W, 2) - 0.5 * w0' * J * w0);
+%! assert (max (dE(end-2000:end)) <= 1.01 * max (dE(1:2000)));
+%! assert (max (dE) < 2e-4);
+
+%!test
+%! ## "Rn" is classical RATTLE: the pendulum (unit mass and gravity, q in
+%! ## R^2, |q| = 1) equals odeRATTLE with p = v (M = I).  Measured max
+%! ## difference 3.3e-15 (h = 0.01, 1000 steps) and 1.1e-14 (h = 0.05, 2000).
+%! y0 = [sin(1); -cos(1); 0; 0];
+%! for hN = [0.01, 1000; 0.05, 2000]'
+%!   o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q', ...
+%!                  "ConstraintsNb", 1, "TimeStepSize", hN(1), "TimeStepNumber", hN(2));
+%!   [t1, y1] = odeRATTLE (@(t, x) [x(3:4); 0; -1], 0, y0, o);
+%!   [t2, y2] = odeRATTLie (@(t, y) [0; 1], 0, y0, odepkgset (o, "LieGroup", "Rn"));
+%!   assert (t2, t1, 1e-14);
+%!   assert (y2, y1, 1e-11);
+%! endfor
+
+%!test
+%! ## sol.lambda: the index-1 multiplier at every output, consistent at t0.
+%! ## Pendulum: (B M^-1 B') lambda = B M^-1 (-f) + Z with B = 2q', Z = 2|v|^2
+%! ## gives lambda = (|v|^2 - q_2) / (2 |q|^2), = cos(1)/2 at t0.  The driver
+%! ## forms Z by central differences of B along the group (error ~1e-10 with
+%! ## a step eps^(1/3)); shim measured 7.4e-12 (0 at t0, v0 = 0), asserted 1e-8.
+%! o = odepkgset ("LieGroup", "Rn", "ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q', ...
+%!                "ConstraintsNb", 1, "TimeStepSize", 0.01, "TimeStepNumber", 300);
+%! sol = odeRATTLie (@(t, y) [0; 1], 0, [sin(1); -cos(1); 0; 0], o);
+%! assert (size (sol.lambda), [1, 301]);
+%! assert (sol.lambda(1), cos (1) / 2, 1e-8);
+%! q = sol.y(1:2,:);  v = sol.y(3:4,:);
+%! assert (sol.lambda, (sum (v .^ 2, 1) - q(2,:)) ./ (2 * sum (q .^ 2, 1)), 1e-8);
+
+%!test
+%! ## Heavy top (S3xR3, Phi = R'x - X): lambda(t0) against the closed form
+%! ## of the index-1 equations at q0 = (1, X), v0 = (Om0, Om0 x X):
+%! ## B = [skew(X), I], ad(v)' M v = [Jc Om x Om; 0], f = [0; -m g],
+%! ## Z = (Om x X) x Om; lambda(t0) = (0, 0.0319526, -2.23189) (slow top).
+%! [fcn, o, y0] = ht_setup ("S3xR3", "slow", 2^-8, 8);
+%! sol = odeRATTLie (fcn, 0, y0, o);
+%! m = 15;  Jc = diag ([0.234375, 0.46875, 0.234375]);  X = [0; 1; 0];  W0 = y0(8:10);
+%! B = [ht_skew(X), eye(3)];  M = blkdiag (Jc, m * eye (3));
+%! lam0 = (B * (M \ B')) \ (B * (M \ ([cross(Jc * W0, W0); 0; 0; 0] - [0; 0; 0; 0; 0; m * 9.81])) ...
+%!                          + cross (cross (W0, X), W0));
+%! assert (lam0', [0, 0.0319526, -2.23189], 1e-5);
+%! assert (sol.lambda(:,1), lam0, 1e-8 * (1 + norm (lam0)));
+
+%!error id=odepkg:invalidOption
+%! [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [reshape(eye (3), 9, 1); 1; 0; 0], ...
+%!                      odepkgset ("LieGroup", "SO4", "TimeStepSize", 0.1, "TimeStepNumber", 2));
+%!error id=odepkg:invalidInput
+%! [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [reshape(eye (3), 9, 1); 1; 0], ...
+%!                      odepkgset ("LieGroup", "SO3", "TimeStepSize", 0.1, "TimeStepNumber", 2));
+%!error id=odepkg:invalidOption
+%! [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 1; 0; 0], ...
+%!                      odepkgset ("LieGroup", "S3", "MassMatrix", diag ([1, -1, 1]), "TimeStepSize", 0.1, "TimeStepNumber", 2));
+%!error id=odepkg:invalidOption
+%! [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 1; 0; 0], ...
+%!                      odepkgset ("LieGroup", "S3", "MassMatrix", [1, 0.5, 0; 0, 1, 0; 0, 0, 1], "TimeStepSize", 0.1, "TimeStepNumber", 2));
+%!error id=odepkg:invalidOption
+%! [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 1; 0; 0], ...
+%!                      odepkgset ("LieGroup", "S3", "MassMatrix", eye (2), "TimeStepSize", 0.1, "TimeStepNumber", 2));
 
 %!demo
 %! ## The heavy top of seed 003 (fast top), constrained on S3 x R3:
