@@ -19,6 +19,10 @@ function run_benchmarks (runs = 5, only = "")
     bench_geometric_rattle (runs, rruns);
     return;
   endif
+  if (strcmp (only, "rattlie"))          # ONLY=rattlie make bench: seed 003's heavy top alone
+    bench_rattlie (runs, rruns);
+    return;
+  endif
 
   ## --- Kepler, e = 0.6, h = 0.01, t in [0, 100] -----------------------------
   kepler = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
@@ -242,4 +246,96 @@ function geo_agree (sol, yr, what, f, G)
   if (d > 1e-6)
     warning ("bench: %s and its reference differ by %g", what, d);
   endif
+endfunction
+
+## Seed 003's heavy top on S3 x R3 (Phi = R'x - X, B analytic), h = 2^-10,
+## 1e4 steps, slow and fast top: odeRATTLie against plain_rattlie (the same
+## scheme in plain Octave, timed on Nref steps, compared over them); then the
+## long run of the slow top, t in [0, LONG] (environment, default 1000),
+## against ode45 on the embedded rotation-matrix ODE with the loosest RelTol
+## (of 1e-4 ... 1e-11) whose maximum energy error is at most RATTLie's.
+function bench_rattlie (runs, rruns)
+  h = 2^-10;  N = 1e4;  Nref = 500;
+  printf ("\nRATTLie (seed 003): heavy top on S3xR3, Phi = R'x - X, h = 2^-10, %d steps (reference: plain_rattlie, %d steps)\n",
+          N, Nref);
+  for which = {"slow", "fast"}
+    P = cheap_callbacks (heavy_top ("S3xR3", which{1}));
+    cost = struct ("f", callback_cost (P.f, 0, P.y0, runs),
+                   "g", callback_cost (@(t, q) P.phi (q), 0, P.y0(1:P.nq), runs),
+                   "G", callback_cost (@(t, q) P.B (q), 0, P.y0(1:P.nq), runs));
+    o = odepkgset ("LieGroup", P.group, "MassMatrix", P.M, "ConstraintFcn", P.phi,
+                   "ConstraintGradFcn", P.B, "ConstraintsNb", P.m, "TimeStepSize", h, "TimeStepNumber", N);
+    printf ("%s top: one callback from C++: f %.2f us, Phi %.2f us, B %.2f us\n", which{1},
+            1e6 * [cost.f, cost.g, cost.G]);
+    header ();
+    [tr, ~] = median_time (@() plain_rattlie (P.group, P.M, P.f, P.phi, P.B, h, Nref, P.y0), rruns);
+    [~, yr, sr] = plain_rattlie (P.group, P.M, P.f, P.phi, P.B, h, Nref, P.y0);
+    [tc, s] = median_time (@() odeRATTLie (P.f, 0, P.y0, o), runs);
+    row (sprintf ("odeRATTLie %s top | plain_rattlie", which{1}), tc, s, cost, tr / Nref);
+    d = max (max (abs (s.y(:, 1:Nref+1).' - yr)));
+    printf ("  max |compiled - reference| over %d steps: %.2e; reference per step: %.2f calls, %.2f Newton iterations\n",
+            Nref, d, (sr.nfevals + sr.nconstrevals + sr.nconstrgradevals) / Nref, sr.nnewtoniter / Nref);
+    if (d > 1e-8)
+      warning ("bench: odeRATTLie and plain_rattlie differ by %g", d);
+    endif
+  endfor
+
+  ## long run: slow top, energy error of RATTLie against ode45's
+  T = str2double (getenv ("LONG"));
+  if (isnan (T))
+    T = 1000;
+  endif
+  P = cheap_callbacks (heavy_top ("S3xR3", "slow"));
+  ## E = Om' Jc Om / 2 + m |x'|^2 / 2 - m g.x on the rows [p, x, Om, x'] (vectorized)
+  E = @(Y) 0.5 * sum ((Y(:, 8:10) * P.Jc) .* Y(:, 8:10), 2) + 0.5 * P.mass * sum (Y(:, 11:13) .^ 2, 2) ...
+           - P.mass * Y(:, 5:7) * P.gvec;
+  ## The slow top is smooth: h = 2^-7 (the energy error stays bounded, so
+  ## the step needs no shrinking for long spans; ode45's drifts).
+  hl = 2^-7;
+  o = odepkgset ("LieGroup", P.group, "MassMatrix", P.M, "ConstraintFcn", P.phi,
+                 "ConstraintGradFcn", P.B, "ConstraintsNb", P.m, "TimeStepSize", hl);
+  tic;  [~, y] = odeRATTLie (P.f, [0 T], P.y0, o);  t_rl = toc;
+  e_rl = max (abs (E (y) - E (y(1,:))));
+  printf ("\nlong run, slow top, t in [0, %g]: odeRATTLie h = 2^-7: %.1f s, %d steps, max |E - E0| = %.2e\n",
+          T, t_rl, rows (y) - 1, e_rl);
+  X = P.X;  m = P.mass;  g = P.gvec;  Js = P.Js;
+  sk = @(w) [0 -w(3) w(2); w(3) 0 -w(1); -w(2) w(1) 0];
+  rhs = @(t, z) [reshape(reshape (z(1:9), 3, 3) * sk (z(10:12)), 9, 1);
+                 Js \ (cross (Js * z(10:12), z(10:12)) + m * cross (X, reshape (z(1:9), 3, 3)' * g))];
+  Eo = @(z) 0.5 * sum ((z(:, 10:12) * Js) .* z(:, 10:12), 2) - m * (z(:, [3 6 9]) * X) * g(3);
+  z0 = [reshape(eye (3), 9, 1); P.Omega0];
+  for tol = 10 .^ -(4:11)
+    tic;  [~, z] = ode45 (rhs, [0 T], z0, odeset ("RelTol", tol, "AbsTol", tol));  t_45 = toc;
+    e_45 = max (abs (Eo (z) - Eo (z0.')));
+    printf ("  ode45 RelTol = AbsTol = %.0e: %.1f s, %d steps, max |E - E0| = %.2e\n", tol, t_45,
+            rows (z) - 1, e_45);
+    if (e_45 <= e_rl)
+      printf ("  -> at equal energy error odeRATTLie is %.1fx faster than ode45\n", t_45 / t_rl);
+      break;
+    endif
+  endfor
+endfunction
+
+## The heavy top's Phi = R(p)'x - X and B = [skew(R'x), R'] on S3xR3 in
+## vector form, R'x = (a^2 - v.v) x + 2 (v.x) v - 2 a v x x for p = (a, v)
+## (heavy_top.m builds R from helper functions: 30-70 us per call in
+## Octave; this form costs about 33 us for Phi).
+function P = cheap_callbacks (P)
+  assert (strcmp (P.group, "S3xR3") && isequal (P.X, [0; 1; 0]));
+  P.phi = @(q) rtx (q) - [0; 1; 0];
+  P.B = @(q) skew_and (q);
+endfunction
+
+function w = rtx (q)
+  v = q(2:4);  x = q(5:7);
+  w = (q(1)^2 - v'*v) * x + 2 * (v'*x) * v - 2 * q(1) * [v(2)*x(3)-v(3)*x(2); v(3)*x(1)-v(1)*x(3); v(1)*x(2)-v(2)*x(1)];
+endfunction
+
+function B = skew_and (q)
+  a = q(1);  b = q(2);  c = q(3);  d = q(4);
+  Rt = [a^2+b^2-c^2-d^2, 2*(b*c+a*d), 2*(b*d-a*c);
+        2*(b*c-a*d), a^2-b^2+c^2-d^2, 2*(c*d+a*b);
+        2*(b*d+a*c), 2*(c*d-a*b), a^2-b^2-c^2+d^2];
+  w = Rt * q(5:7);
+  B = [0, -w(3), w(2), Rt(1,:); w(3), 0, -w(1), Rt(2,:); -w(2), w(1), 0, Rt(3,:)];
 endfunction

@@ -197,16 +197,20 @@ class RattLie final : public Stepper {
       ++it;
       ++st.newton_iterations;
       // Converged when the remaining error of Ω, θ/(1−θ) |ΔΩ| (Newton's
-      // contraction estimate), is at round-off: v_{n+1}, q_{n+1} and hence
-      // Φ(q_{n+1}) then hold to round-off.
+      // contraction estimate), is at round-off: for Ω itself, or with
+      // constraints for q_{n+1} = q_n ∘ exp(hΩ̃) — Φ = 0 fixes Ω only to
+      // eps |q| / h (the rounding of Φ divided by h), and Φ(q_{n+1}) then
+      // holds to round-off.
       const double rest = (it > 1 && theta < 1.0) ? theta / (1.0 - theta) * nd : nd;
       const double scale = std::max(1.0, inf_norm(Om_));
-      if (rest <= 4 * eps * scale) {
+      const double qscale = std::max(1.0, inf_norm(q1_));
+      if (rest <= 4 * eps * scale || (m_ > 0 && std::abs(h) * rest <= 4 * eps * qscale)) {
         ok = true;
         break;
       }
       if ((it > 1 && theta >= 1.0) || it >= opts_.max_iterations) {
-        ok = nd <= 64 * eps * scale;  // stagnation at round-off counts as converged
+        // stagnation at round-off counts as converged
+        ok = nd <= 64 * eps * scale || (m_ > 0 && std::abs(h) * nd <= 64 * eps * qscale);
         break;
       }
       prev = nd;
