@@ -125,8 +125,10 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
         observer = nodes.get ();
       }
     Integrator integrator (*stepper, s.integrator);
+    out.init (times(0), times(times.size () - 1), x0);
     const IntegrationResult res
       = integrator.run (times, x0, *observer, [] () { octave_quit (); }, &f0);
+    out.done ();
 
     if (const auto* rattle = dynamic_cast<const Rattle*> (stepper.get ());
         rattle && rattle->rank_deficiency_seen ())

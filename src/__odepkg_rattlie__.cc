@@ -187,7 +187,9 @@ times when @var{want_lambda} is true.  Called by odeRATTLie.\n\
     LambdaObserver lambda (out, stepper, lp.constraints ());
     Observer& observer = want_lambda && lp.constraints () > 0 ? static_cast<Observer&> (lambda) : out;
     Integrator integrator (stepper, s.integrator);
+    out.init (times(0), times(times.size () - 1), y0);
     const IntegrationResult res = integrator.run (times, y0, observer, [] () { octave_quit (); });
+    out.done ();
 
     if (stepper.rank_deficiency_seen ())
       warning_with_id ("odepkg:singularConstraints",

@@ -83,15 +83,10 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
 
   ## --- output function (odeplot when no output is requested) --------------
+  ## The compiled side calls it ("init", every output, "done") after all of
+  ## its own input checks: no plot window opens before an input error.
   if (isempty (o.OutputFcn) && nout == 0)
     o.OutputFcn = @odeplot;
-  endif
-  if (! isempty (o.OutputFcn))
-    sel = o.OutputSel;
-    if (isempty (sel))
-      sel = 1:n;
-    endif
-    feval (o.OutputFcn, [times(1); times(end)], y0(sel), "init", extra{:});
   endif
 
   copts = rmfield (o, {"Stats"});
@@ -102,9 +97,6 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     [t, y, st, ok, msg] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver);
   endif
 
-  if (! isempty (o.OutputFcn))
-    feval (o.OutputFcn, [], [], "done", extra{:});
-  endif
   if (! ok)
     warning ("odepkg:integrationFailed",
              "%s: integration stopped at t = %.17g: %s; returning the solution computed so far",

@@ -25,17 +25,25 @@ class OutputCollector final : public Observer {
     t_.push_back(t);
     x_.insert(x_.end(), x.data(), x.data() + x.size());
     if (fcn_.is_undefined()) return true;
-    const octave_idx_type k = sel_.isempty() ? x.size() : sel_.numel();
-    ColumnVector y(k);
-    for (octave_idx_type i = 0; i < k; ++i) y(i) = x(sel_.isempty() ? i : sel_(i));
-    octave_value_list args(3 + extra_.length());
-    args(0) = t;
-    args(1) = y;
-    args(2) = Matrix();
-    for (int i = 0; i < extra_.length(); ++i) args(3 + i) = extra_(i);
-    octave_value_list r = octave::feval(fcn_, args, 1);
+    octave_value_list r = call_with(t, selected(x), Matrix(), 1);
     const bool stop = r.length() > 0 && !r(0).isempty() && r(0).is_true();
     return !stop;
+  }
+
+  /// ode45's fcn ([t0; tf], y0(sel), "init", extra...), called by the DEFUNs
+  /// after every input check (validation before side effects: a plot
+  /// window or a print must not precede an input error).
+  void init(double t0, double tf, const Vec& x0) {
+    if (fcn_.is_undefined()) return;
+    ColumnVector tt(2);
+    tt(0) = t0;
+    tt(1) = tf;
+    call_with(tt, selected(x0), "init");
+  }
+  /// fcn ([], [], "done", extra...) once the integration has ended.
+  void done() {
+    if (fcn_.is_undefined()) return;
+    call_with(Matrix(), Matrix(), "done");
   }
 
   /// Times as a column, states as rows (ode45's [t, y]).
@@ -53,6 +61,23 @@ class OutputCollector final : public Observer {
   }
 
  private:
+  ColumnVector selected(const Vec& x) const {
+    const octave_idx_type k = sel_.isempty() ? x.size() : sel_.numel();
+    ColumnVector y(k);
+    for (octave_idx_type i = 0; i < k; ++i) y(i) = x(sel_.isempty() ? i : sel_(i));
+    return y;
+  }
+
+  octave_value_list call_with(const octave_value& t, const octave_value& y, const octave_value& flag,
+                              int nout = 0) {
+    octave_value_list args(3 + extra_.length());
+    args(0) = t;
+    args(1) = y;
+    args(2) = flag;
+    for (int i = 0; i < extra_.length(); ++i) args(3 + i) = extra_(i);
+    return octave::feval(fcn_, args, nout);
+  }
+
   octave_value fcn_;
   Array<octave_idx_type> sel_;
   octave_value_list extra_;
