@@ -163,7 +163,7 @@ endfunction
 %!   en(k) = max (abs (y(nodes,1) - cos (t(nodes))));
 %! endfor
 %! assert (polyfit (log ([1 2 4]), -log (en), 1)(1), 3, 0.3);
-%!error <option "NodeOutput" is for odeSPVI> [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("NodeOutput", "on"))
+%!error <"NodeOutput" is not used by odeSV; it is an option of odeSPVI> [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("NodeOutput", "on"))
 %!error <option "NodeOutput" is for odeSPVI> [t, y] = odeSPVI (@(t, x) [x(2); -x(1)], [0 0.5 1], [1; 0], odepkgset ("NodeOutput", "on"))
 %!error <"Q_DoFs" must be an integer> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 1))
 %!error <"Q_DoFs" must be an integer from 2 to 30> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 3000))

@@ -80,6 +80,46 @@ endfunction
 %! assert (sol.x(end), 10);
 %! assert (sol.y(1:2,end), [cos(10); sin(10)], 1e-4);
 %! assert (sol.solver, "odeVV");
+%!test
+%! ## Every odeset field is honoured or refused, never ignored (table-driven):
+%! ## each field set alone to a value that would change the result is either
+%! ## used (the run differs from the default one, or is the documented
+%! ## no-op) or refused with odepkg:unsupportedOption.
+%! f = @(t, x) [x(2); -x(1)];
+%! base = {"TimeStepSize", 0.1, "TimeStepNumber", 10};
+%! [~, y0] = odeVV (f, 0, [1; 0], odeset (base{:}));
+%! values = struct ("AbsTol", 1e-3, "BDF", "on", "Events", @(t, x) deal (x(1), false, 0), ...
+%!                  "InitialSlope", [0; 0], "InitialStep", 0.01, "JConstant", "on", ...
+%!                  "JPattern", [1 1; 1 1], "Jacobian", @(t, x) [0 1; -1 0], ...
+%!                  "MStateDependence", "none", "Mass", eye (2), "MassSingular", "no", ...
+%!                  "MaxOrder", 3, "MaxStep", 0.5, "MvPattern", [1 1; 1 1], "NonNegative", 1, ...
+%!                  "NormControl", "on", "OutputFcn", @(t, y, flag) false, "OutputSel", 1, ...
+%!                  "Refine", 4, "RelTol", 1e-6, "Stats", "off", "Vectorized", "on");
+%! refused = {"BDF", "Events", "InitialSlope", "JConstant", "JPattern", "Jacobian", ...
+%!            "MStateDependence", "Mass", "MassSingular", "MaxOrder", "MvPattern", ...
+%!            "NonNegative", "Refine"};
+%! fn = fieldnames (odeset ());
+%! for i = 1:numel (fn)
+%!   assert (isfield (values, fn{i}), ["no value in the table for odeset field " fn{i}]);
+%!   o = odeset (odeset (base{:}), fn{i}, values.(fn{i}));
+%!   if (any (strcmp (fn{i}, refused)))
+%!     try
+%!       [~, y] = odeVV (f, 0, [1; 0], o);
+%!       error ("odeset field %s was accepted", fn{i});
+%!     catch err
+%!       assert (err.identifier, "odepkg:unsupportedOption", fn{i});
+%!       assert (! isempty (strfind (err.message, fn{i})));
+%!     end_try_catch
+%!   else
+%!     [~, y] = odeVV (f, 0, [1; 0], o);          # honoured (fixed steps: the
+%!     assert (all (isfinite (y(:))));            # tolerances have no effect)
+%!   endif
+%! endfor
+%! ## a package option of another solver, and an unknown field
+%! fail ('odeVV (f, 0, [1; 0], odepkgset (base{:}, "Q_DoFs", 3))', "option of odeSPVI");
+%! fail ('odeVV (f, 0, [1; 0], setfield (odeset (base{:}), "Reltol", 1e-3))', "unknown option");
+%! fail ('odeSV (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q''*q - 1, "ConstraintsNb", 1))', ...
+%!       "option of odeRATTLE");
 %!error <Invalid call> odeVV (1)
 %!error <TSPAN must be strictly increasing> odeVV (@(t, x) x, [0 0], [1; 0])
 

@@ -87,6 +87,7 @@ function o = odepkg_options (solver, opts, n)
     bad (solver, "ConstraintsNb",
          sprintf ("smaller than the dimension of q (%d)", n / 2));
   endif
+  honoured_or_refused (solver, opts);
 
 endfunction
 
@@ -131,5 +132,80 @@ function handles (solver, o, names)
     if (! isempty (v) && ! is_function_handle (v))
       bad (solver, names{i}, "a function handle");
     endif
+  endfor
+endfunction
+
+## Every option is honoured or refused, never ignored: a non-empty field of
+## OPTS that SOLVER does not honour is an odepkg:unsupportedOption error
+## naming it and what to do instead.  The table: options every solver
+## honours, then each solver's own.
+function honoured_or_refused (solver, opts)
+  common = {"RelTol", "AbsTol", "NormControl", "InitialStep", "MaxStep", "OutputFcn", ...
+            "OutputSel", "Stats", "TimeStepSize", "TimeStepNumber", "Vectorized"};
+  newton = {"NewtonTol", "MaxNewtonIterations"};
+  constraints = {"ConstraintFcn", "ConstraintGradFcn", "ConstraintsNb", "InitialProjection"};
+  own = struct ("odeSE", {[{"Explicit", "HamiltonianHessFcn"}, newton]},
+                "odeSV", {[{"Explicit", "HamiltonianHessFcn"}, newton]},
+                "odeVV", {{}},
+                "odeRATTLE", {[{"Explicit", "HamiltonianHessFcn", "ConstraintHessFcn", ...
+                                "ConstraintVariables", "ConstraintFlowFcn", "BaseMethod"}, ...
+                               newton, constraints]},
+                "odeSHAKE", {[{"Explicit", "HamiltonianHessFcn", "ConstraintHessFcn", ...
+                               "ConstraintVariables", "ConstraintFlowFcn", "BaseMethod"}, ...
+                              newton, constraints]},
+                "odeSPVI", {[{"HamiltonianHessFcn", "Q_DoFs", "P_DoFs", "Nodes", "Weights", ...
+                              "Legendre", "Derivatives", "Extremes", "NodeOutput"}, newton]},
+                "odeRATTLie", {[{"LieGroup", "MassMatrix"}, newton, constraints]});
+  if (! isfield (own, solver))
+    return;
+  endif
+  honoured = [common, own.(solver)];
+  ## odeset's options the package has no use for, with the remedy
+  foreign = struct (
+    "Events", "events are not supported yet: stop with an OutputFcn returning true, or integrate to requested times",
+    "Mass", "put the kinetic energy (the mass matrix) into f (odeRATTLie: option MassMatrix)",
+    "MassSingular", "mass matrices are not supported: put the kinetic energy into f",
+    "MStateDependence", "mass matrices are not supported: put the kinetic energy into f",
+    "MvPattern", "mass matrices are not supported: put the kinetic energy into f",
+    "Jacobian", "give the Hessian of H with HamiltonianHessFcn",
+    "JPattern", "the Newton matrices are dense; give HamiltonianHessFcn for speed",
+    "JConstant", "a constant Hessian is detected and reused automatically",
+    "NonNegative", "it is not meaningful for a symplectic map (it would break symplecticity)",
+    "BDF", "it is an option of ode15s",
+    "MaxOrder", "it is an option of ode15s",
+    "InitialSlope", "it is an option of ode15i",
+    "Refine", "dense output is not available yet: give the output times in TSPAN (Refine = 1 is accepted)");
+  fn = fieldnames (opts);
+  for i = 1:numel (fn)
+    name = fn{i};
+    v = opts.(name);
+    if (isempty (v) || any (strcmp (name, honoured)))
+      continue;
+    endif
+    if (strcmp (name, "Refine") && isnumeric (v) && isscalar (v) && v == 1)
+      continue;                          # no refinement: what the solvers do
+    endif
+    if (strcmp (name, "Explicit") && ((ischar (v) && any (strcmpi (v, {"no", "off"})))
+                                      || ((islogical (v) || isnumeric (v)) && isscalar (v) && ! v)))
+      continue;                          # "no": the implicit scheme, all these solvers have
+    endif
+    if (isfield (foreign, name))
+      error ("odepkg:unsupportedOption", '%s: option "%s" is not supported: %s', solver, name,
+             foreign.(name));
+    endif
+    others = {};
+    sol = fieldnames (own);
+    for k = 1:numel (sol)
+      if (any (strcmp (name, own.(sol{k}))))
+        others{end+1} = sol{k};
+      endif
+    endfor
+    if (isempty (others))
+      error ("odepkg:unsupportedOption",
+             '%s: unknown option "%s" (build the options with odepkgset, which checks the names)',
+             solver, name);
+    endif
+    error ("odepkg:unsupportedOption", '%s: option "%s" is not used by %s; it is an option of %s',
+           solver, name, solver, strjoin (others, ", "));
   endfor
 endfunction
