@@ -6,6 +6,7 @@
 #define ODEPKG_INTEGRATOR_HPP
 
 #include "ErrorNorm.hpp"
+#include "EventLocator.hpp"
 #include "InitialStep.hpp"
 #include "StepDoubling.hpp"
 #include "StepSizeController.hpp"
@@ -35,7 +36,7 @@ struct IntegratorOptions {
 };
 
 struct IntegrationResult {
-  enum class Outcome { Completed, StoppedByObserver, Failed } outcome = Outcome::Completed;
+  enum class Outcome { Completed, StoppedByObserver, StoppedByEvent, Failed } outcome = Outcome::Completed;
   double t = 0.0;        ///< where the integration ended
   std::string message;   ///< cause of a failure
 };
@@ -71,6 +72,7 @@ class Integrator {
     IntegrationResult res;
     res.t = cur_.t;
     if (!observer(cur_.t, cur_.x)) return stopped(res);
+    if (events_ && !events_->start(cur_.t, cur_.x)) return failed(res, StepStatus::NonFinite);
 
     Stats& st = problem_.stats();
     const bool fixed = opts_.fixed_step > 0.0;
@@ -98,11 +100,15 @@ class Integrator {
           // Interior steps are exactly hs (t_end - t would differ from it in
           // the last bits, and the steppers' equal-step predictors look for
           // equal steps); t itself follows t_start + i hs.
-          const StepStatus s = stepper_.step(cur_, i == n ? t_end - cur_.t : hs, next_);
+          const double h_step = i == n ? t_end - cur_.t : hs;
+          const StepStatus s = stepper_.step(cur_, h_step, next_);
           if (s != StepStatus::Success) return failed(res, s);
           next_.t = t_end;
+          bool terminal = false;
+          if (events_ && !check_events(h_step, terminal)) return failed(res, StepStatus::NonFinite);
           advance();
           ++st.steps;
+          if (terminal) return terminated(res, observer);
           if ((every_step || i == n) && !observer(cur_.t, cur_.x)) return stopped(res);
         }
         continue;
@@ -151,8 +157,11 @@ class Integrator {
         h = lands ? std::copysign(std::max(std::abs(h_new), std::abs(h)), h) : h_new;
         after_rejection = false;
         if (lands) next_.t = target;
+        bool terminal = false;
+        if (events_ && !check_events(next_.t - cur_.t, terminal)) return failed(res, StepStatus::NonFinite);
         advance();
         ++st.steps;
+        if (terminal) return terminated(res, observer);
         if ((every_step || lands) && !observer(cur_.t, cur_.x)) return stopped(res);
       }
     }
@@ -161,6 +170,9 @@ class Integrator {
   }
 
   const Point& current() const { return cur_; }
+
+  /// Locate the zero crossings of these event functions after every step.
+  void set_events(EventLocator* events) { events_ = events; }
 
  private:
   static StepSizeController::Options with_max_step(const IntegratorOptions& o) {
@@ -184,6 +196,22 @@ class Integrator {
     std::swap(cur_, next_);
   }
 
+  // After each accepted step (next_ holds its end): crossings recorded, and
+  // on a terminal one next_ moved to the event state.
+  bool check_events(double h, bool& terminal) {
+    bool failed_eval = false;
+    terminal = events_->check(cur_, h, next_, failed_eval);
+    return !failed_eval;
+  }
+
+  // A terminal event: the event state (now cur_) is the last output.
+  IntegrationResult terminated(IntegrationResult& r, Observer& observer) {
+    observer(cur_.t, cur_.x);
+    r.outcome = IntegrationResult::Outcome::StoppedByEvent;
+    r.t = cur_.t;
+    return r;
+  }
+
   IntegrationResult stopped(IntegrationResult& r) {
     r.outcome = IntegrationResult::Outcome::StoppedByObserver;
     r.t = cur_.t;
@@ -199,6 +227,7 @@ class Integrator {
     return r;
   }
 
+  EventLocator* events_ = nullptr;
   Stepper& stepper_;
   HamiltonianProblem& problem_;
   IntegratorOptions opts_;
