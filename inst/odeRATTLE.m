@@ -328,6 +328,25 @@ endfunction
 %!error <ConstraintFlowFcn" must be given with ConstraintVariables "qp" only> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "q"))
 %!error <are for odeRATTLE and odeSHAKE> [t, y] = odeSV (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("BaseMethod", "midpoint"))
 
+%!test
+%! ## Events under RATTLE: the Cartesian pendulum released at 1 rad crosses
+%! ## the vertical (q1 = 0) at the quarter period K(sin^2(1/2)) (g = L = 1).
+%! ## The event state is a RATTLE state: |q| = 1 and q.p = 0 to round-off;
+%! ## te within the method's O(h^2) error (ratio 4 when h halves).
+%! f = @(t, x) [x(3:4); 0; -1];
+%! o = odepkgset ("ConstraintFcn", @(q) (q'*q - 1) / 2, "ConstraintGradFcn", @(q) q', ...
+%!                "ConstraintsNb", 1, "Events", @(t, x) deal (x(1), true, -1), "TimeStepSize", 0.02);
+%! y0 = [sin(1); -cos(1); 0; 0];
+%! exact = ellipke (sin (0.5)^2);
+%! [t, y, te, ye] = odeRATTLE (f, [0 5], y0, o);
+%! [~, ~, te2] = odeRATTLE (f, [0 5], y0, odepkgset (o, "TimeStepSize", 0.01));
+%! assert (t(end), te);
+%! assert (abs (ye(1)) < 1e-12);
+%! assert (abs (norm (ye(1:2)) - 1) < 1e-14);
+%! assert (abs (ye(1:2) * ye(3:4)') < 1e-14);
+%! assert (abs (te - exact) < 1e-3);
+%! assert (abs (te - exact) / abs (te2 - exact), 4, 0.3);
+
 %!demo
 %! ## Pendulum in Cartesian coordinates: energy error and constraint residuals
 %! f = @(t, x) [x(3:4); 0; -1];

@@ -480,6 +480,22 @@ endfunction
 %! [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 1; 0; 0], ...
 %!                      odepkgset ("LieGroup", "S3", "MassMatrix", eye (2), "TimeStepSize", 0.1, "TimeStepNumber", 2));
 
+%!test
+%! ## Events on a Lie group: the slow heavy top (SO3, about the support)
+%! ## until its centre of mass R X first drops to z = -0.5; the event state
+%! ## is on SO(3) to round-off and its z is -0.5 to round-off.
+%! m = 15;  X = [0; 1; 0];  Js = diag ([0.234375, 0.46875, 0.234375]) + m * diag ([1 0 1]);
+%! SX = [0 0 1; 0 0 0; -1 0 0];
+%! fcn = @(t, y) -m * SX * (reshape (y(1:9), 3, 3)' * [0; 0; -9.81]);
+%! ev = @(t, y) deal (y(6) + 0.5, true, -1);            # (R X)_z = R(3,2) = y(6)
+%! o = odepkgset ("LieGroup", "SO3", "MassMatrix", Js, "Events", ev, "TimeStepSize", 2^-8);
+%! [t, y, te, ye, ie] = odeRATTLie (fcn, [0 5], [reshape(eye (3), 9, 1); 0; 1.5; -0.0461538], o);
+%! assert (ie, 1);
+%! assert (t(end), te);
+%! assert (abs (ye(6) + 0.5) < 1e-12);
+%! R = reshape (ye(1:9), 3, 3);
+%! assert (norm (R' * R - eye (3)) < 1e-13);
+
 %!demo
 %! ## The heavy top of seed 003 (fast top), constrained on S3 x R3:
 %! ## q = [p; x] (unit quaternion, centre of mass), v = [Omega; x'],

@@ -87,7 +87,7 @@ endfunction
 %! ## no-op) or refused with odepkg:unsupportedOption.
 %! f = @(t, x) [x(2); -x(1)];
 %! base = {"TimeStepSize", 0.1, "TimeStepNumber", 10};
-%! [~, y0] = odeVV (f, 0, [1; 0], odeset (base{:}));
+%! [~, y0] = odeVV (f, 0, [1; 0], odepkgset (base{:}));
 %! values = struct ("AbsTol", 1e-3, "BDF", "on", "Events", @(t, x) deal (x(1), false, 0), ...
 %!                  "InitialSlope", [0; 0], "InitialStep", 0.01, "JConstant", "on", ...
 %!                  "JPattern", [1 1; 1 1], "Jacobian", @(t, x) [0 1; -1 0], ...
@@ -95,13 +95,13 @@ endfunction
 %!                  "MaxOrder", 3, "MaxStep", 0.5, "MvPattern", [1 1; 1 1], "NonNegative", 1, ...
 %!                  "NormControl", "on", "OutputFcn", @(t, y, flag) false, "OutputSel", 1, ...
 %!                  "Refine", 4, "RelTol", 1e-6, "Stats", "off", "Vectorized", "on");
-%! refused = {"BDF", "Events", "InitialSlope", "JConstant", "JPattern", "Jacobian", ...
+%! refused = {"BDF", "InitialSlope", "JConstant", "JPattern", "Jacobian", ...
 %!            "MStateDependence", "Mass", "MassSingular", "MaxOrder", "MvPattern", ...
 %!            "NonNegative", "Refine"};
 %! fn = fieldnames (odeset ());
 %! for i = 1:numel (fn)
 %!   assert (isfield (values, fn{i}), ["no value in the table for odeset field " fn{i}]);
-%!   o = odeset (odeset (base{:}), fn{i}, values.(fn{i}));
+%!   o = odepkgset (odepkgset (base{:}), fn{i}, values.(fn{i}));
 %!   if (any (strcmp (fn{i}, refused)))
 %!     try
 %!       [~, y] = odeVV (f, 0, [1; 0], o);
@@ -117,9 +117,47 @@ endfunction
 %! endfor
 %! ## a package option of another solver, and an unknown field
 %! fail ('odeVV (f, 0, [1; 0], odepkgset (base{:}, "Q_DoFs", 3))', "option of odeSPVI");
-%! fail ('odeVV (f, 0, [1; 0], setfield (odeset (base{:}), "Reltol", 1e-3))', "unknown option");
+%! fail ('odeVV (f, 0, [1; 0], setfield (odepkgset (base{:}), "Reltol", 1e-3))', "unknown option");
 %! fail ('odeSV (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q''*q - 1, "ConstraintsNb", 1))', ...
 %!       "option of odeRATTLE");
+%!test
+%! ## Events (ode45's meaning): q = cos t crosses 0 at pi/2 + k pi.  Every
+%! ## crossing is found, in time order; the event function vanishes at the
+%! ## reported (method) state; te is exact up to the method's O(h^2) error;
+%! ## one event call per step plus the location.
+%! f = @(t, x) [x(2); -x(1)];
+%! ev = @(t, x) deal (x(1), false, 0);
+%! o = odepkgset ("Events", ev, "TimeStepSize", 0.01);
+%! [t, y, te, ye, ie] = odeVV (f, [0 10], [1; 0], o);
+%! assert (te, pi / 2 + pi * (0:2)', 1e-4);
+%! assert (abs (ye(:, 1)) < 1e-12);
+%! assert (ie, ones (3, 1));
+%! sol = odeVV (f, [0 10], [1; 0], o);
+%! assert (sol.xe, te.', 0);
+%! assert (sol.ye, ye.', 0);
+%! assert (sol.stats.neventevals < numel (sol.x) + 3 * 40);
+%! ## halving h divides the error of te by 4 (order 2)
+%! [~, ~, te2] = odeVV (f, [0 10], [1; 0], odepkgset (o, "TimeStepSize", 0.005));
+%! r = abs (te - (pi / 2 + pi * (0:2)')) ./ abs (te2 - (pi / 2 + pi * (0:2)'));
+%! assert (r, 4 * ones (3, 1), 0.2);
+%!test
+%! ## direction and terminal: only increasing crossings of q (t = 3 pi / 2),
+%! ## terminal: the run ends there, the event state as last output; two
+%! ## event functions crossing in one step are both reported in time order.
+%! f = @(t, x) [x(2); -x(1)];
+%! ev = @(t, x) deal (x(1), true, 1);
+%! [t, y, te, ye, ie] = odeVV (f, [0 10], [1; 0], odepkgset ("Events", ev, "TimeStepSize", 0.1));
+%! assert (t(end), 3 * pi / 2, 1e-2);
+%! assert ([te, ie], [t(end), 1]);
+%! assert (ye, y(end, :));
+%! ev2 = @(t, x) deal ([x(1); x(1) - 0.001], [false; false], [0; 0]);
+%! [~, ~, te, ~, ie] = odeVV (f, [0 2], [1; 0], odepkgset ("Events", ev2, "TimeStepSize", 0.1));
+%! assert (ie.', [2 1]);                 # both in the step [1.5, 1.6], in time order
+%! assert (te, [acos(0.001); pi / 2], 1e-3);
+%! [t, y, te] = odeVV (f, [0 10], [1; 0], odepkgset ("Events", ev, "RelTol", 1e-8, "AbsTol", 1e-10));
+%! assert (te(end), 3 * pi / 2, 1e-5);   # adaptive steps
+%!error <Events function must return> [t, y] = odeVV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odeset ("Events", @(t, x) x(1)));
+%!error <at most five outputs> [a, b, c, d, e, f] = odeVV (@(t, x) [x(2); -x(1)], [0 1], [1; 0]);
 %!error <Invalid call> odeVV (1)
 %!error <TSPAN must be strictly increasing> odeVV (@(t, x) x, [0 0], [1; 0])
 

@@ -3,6 +3,7 @@
 #include "EigenConfig.hpp"
 #include "binding/Conversions.h"
 #include "binding/ErrorGuard.h"
+#include "binding/EventCallback.h"
 #include "binding/OctaveCallbacks.h"
 #include "binding/NodeOutput.h"
 #include "binding/OutputCollector.h"
@@ -125,6 +126,17 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
         observer = nodes.get ();
       }
     Integrator integrator (*stepper, s.integrator);
+    // Events: probed at t0 after every other check (its size k), then one
+    // call per step plus the location of crossings.
+    std::unique_ptr<OctaveEvents> octave_events;
+    std::unique_ptr<EventLocator> events;
+    if (s.events.is_defined ())
+      {
+        octave_events = std::make_unique<OctaveEvents> (s.events, extra, who);
+        const int k = octave_events->probe (times(0), x0);
+        events = std::make_unique<EventLocator> (*stepper, octave_events->callback (), k);
+        integrator.set_events (events.get ());
+      }
     out.init (times(0), times(times.size () - 1), x0);
     const IntegrationResult res
       = integrator.run (times, x0, *observer, [] () { octave_quit (); }, &f0);
@@ -137,12 +149,21 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
         gr && gr->rank_deficiency_seen ())
       warn_rank_deficient (who, gr->rank_deficiency_t (), gr->condition_estimate ());
 
-    octave_value_list r (5);
+    octave_value_list r (8);
     r(0) = out.times ();
     r(1) = out.states ();
     r(2) = stats_struct (problem.stats ());
     r(3) = res.outcome != IntegrationResult::Outcome::Failed;
     r(4) = res.message;
+    if (events)
+      {
+        OctaveEvents::outputs (events->events (), r(5), r(6), r(7), n);
+        octave_scalar_map st = r(2).scalar_map_value ();
+        st.assign ("neventevals", static_cast<double> (events->evaluations () + 1));
+        r(2) = st;
+      }
+    else
+      r(5) = r(6) = r(7) = Matrix (0, 0);
     return r;
   });
 }

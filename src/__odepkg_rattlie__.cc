@@ -4,6 +4,7 @@
 #include "EigenConfig.hpp"
 #include "binding/Conversions.h"
 #include "binding/ErrorGuard.h"
+#include "binding/EventCallback.h"
 #include "binding/LieProblem.h"
 #include "binding/OutputCollector.h"
 #include "binding/Settings.h"
@@ -187,6 +188,17 @@ times when @var{want_lambda} is true.  Called by odeRATTLie.\n\
     LambdaObserver lambda (out, stepper, lp.constraints ());
     Observer& observer = want_lambda && lp.constraints () > 0 ? static_cast<Observer&> (lambda) : out;
     Integrator integrator (stepper, s.integrator);
+    // Events: probed at t0 after every other check (its size k), then one
+    // call per step plus the location of crossings.
+    std::unique_ptr<OctaveEvents> octave_events;
+    std::unique_ptr<EventLocator> events;
+    if (s.events.is_defined ())
+      {
+        octave_events = std::make_unique<OctaveEvents> (s.events, extra, who);
+        const int k = octave_events->probe (times(0), y0);
+        events = std::make_unique<EventLocator> (stepper, octave_events->callback (), k);
+        integrator.set_events (events.get ());
+      }
     out.init (times(0), times(times.size () - 1), y0);
     const IntegrationResult res = integrator.run (times, y0, observer, [] () { octave_quit (); });
     out.done ();
@@ -198,13 +210,21 @@ times when @var{want_lambda} is true.  Called by odeRATTLie.\n\
                        who, stepper.rank_deficiency_t (), stepper.condition_estimate ());
     octave_scalar_map st = stats_struct (lp.stats ());
     st.assign ("velocitydependent", stepper.velocity_dependent ());
-    octave_value_list rv (6);
+    octave_value_list rv (9);
     rv(0) = out.times ();
     rv(1) = out.states ();
     rv(2) = st;
     rv(3) = res.outcome != IntegrationResult::Outcome::Failed;
     rv(4) = res.message;
     rv(5) = want_lambda && lp.constraints () > 0 ? lambda.matrix () : octave_value (Matrix (0, 0));
+    if (events)
+      {
+        OctaveEvents::outputs (events->events (), rv(6), rv(7), rv(8), ns);
+        st.assign ("neventevals", static_cast<double> (events->evaluations () + 1));
+        rv(2) = st;
+      }
+    else
+      rv(6) = rv(7) = rv(8) = Matrix (0, 0);
     return rv;
   });
 }

@@ -10,6 +10,11 @@
 
 function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
 
+  if (nout > 5)
+    error ("odepkg:invalidInput",
+           "%s: at most five outputs, [t, y, te, ye, ie] (or one: sol); %d were requested", solver, nout);
+  endif
+
   ## --- the ODE function --------------------------------------------------
   if (ischar (fcn))
     fcn = str2func (fcn);
@@ -92,9 +97,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   copts = rmfield (o, {"Stats"});
   if (lie)
     want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
-    [t, y, st, ok, msg, lambda] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda);
+    [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda);
   else
-    [t, y, st, ok, msg] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver);
+    [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver);
   endif
 
   if (! ok)
@@ -127,9 +132,14 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       if (lie && ! isempty (o.ConstraintFcn))
         sol.lambda = lambda;
       endif
+      if (! isempty (o.Events))
+        sol.xe = te.';  sol.ye = ye.';  sol.ie = ie.';
+      endif
       out = {sol};
-    otherwise
+    case 2
       out = {t, y};
+    otherwise
+      out = {t, y, te, ye, ie}(1:nout);
   endswitch
 
 endfunction

@@ -21,7 +21,7 @@ function o = odepkg_options (solver, opts, n)
                      "Q_DoFs", [], "P_DoFs", [], "Nodes", [], "Weights", [],
                      "Legendre", [], "Derivatives", [], "Extremes", [], "NodeOutput", "off",
                      "ConstraintVariables", "q", "ConstraintFlowFcn", [], "BaseMethod", [],
-                     "LieGroup", [], "MassMatrix", []);
+                     "LieGroup", [], "MassMatrix", [], "Events", []);
   o = defaults;
   fn = fieldnames (defaults);
   for i = 1:numel (fn)
@@ -46,7 +46,7 @@ function o = odepkg_options (solver, opts, n)
     bad (solver, "AbsTol", "a positive scalar or a vector with one entry per state component");
   endif
   on_off (solver, o, {"NormControl", "Stats", "Explicit", "NodeOutput"});
-  handles (solver, o, {"OutputFcn", "HamiltonianHessFcn", "ConstraintFcn", ...
+  handles (solver, o, {"OutputFcn", "Events", "HamiltonianHessFcn", "ConstraintFcn", ...
                        "ConstraintGradFcn", "ConstraintHessFcn", "ConstraintFlowFcn"});
   if (! (ischar (o.ConstraintVariables) && any (strcmp (o.ConstraintVariables, {"q", "qp"}))))
     bad (solver, "ConstraintVariables", '"q" (g(q), the default) or "qp" (g(q, p))');
@@ -141,7 +141,7 @@ endfunction
 ## honours, then each solver's own.
 function honoured_or_refused (solver, opts)
   common = {"RelTol", "AbsTol", "NormControl", "InitialStep", "MaxStep", "OutputFcn", ...
-            "OutputSel", "Stats", "TimeStepSize", "TimeStepNumber", "Vectorized"};
+            "OutputSel", "Stats", "TimeStepSize", "TimeStepNumber", "Vectorized", "Events"};
   newton = {"NewtonTol", "MaxNewtonIterations"};
   constraints = {"ConstraintFcn", "ConstraintGradFcn", "ConstraintsNb", "InitialProjection"};
   own = struct ("odeSE", {[{"Explicit", "HamiltonianHessFcn"}, newton]},
@@ -162,7 +162,6 @@ function honoured_or_refused (solver, opts)
   honoured = [common, own.(solver)];
   ## odeset's options the package has no use for, with the remedy
   foreign = struct (
-    "Events", "events are not supported yet: stop with an OutputFcn returning true, or integrate to requested times",
     "Mass", "put the kinetic energy (the mass matrix) into f (odeRATTLie: option MassMatrix)",
     "MassSingular", "mass matrices are not supported: put the kinetic energy into f",
     "MStateDependence", "mass matrices are not supported: put the kinetic energy into f",

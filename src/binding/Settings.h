@@ -37,6 +37,7 @@ struct Settings {
   bool initial_projection_error = false;  ///< InitialProjection = "error"
   std::string base_method;  ///< BaseMethod of geometric SHAKE/RATTLE; empty: the default
   octave_value output_fcn;
+  octave_value events;  ///< odeset's Events function (empty: none)
   Array<octave_idx_type> output_sel;  ///< zero-based; empty: all components
 };
 
@@ -198,6 +199,7 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   s.derivatives = r.matrix("Derivatives");
   s.extremes = r.matrix("Extremes");
   s.output_fcn = r.function("OutputFcn");
+  s.events = r.function("Events");
   if (r.has("OutputSel")) {
     const octave_value v = r.get("OutputSel");
     if (!v.isnumeric() || !v.isreal()) r.bad("OutputSel", "a vector of state indices");
