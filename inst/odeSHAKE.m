@@ -133,6 +133,20 @@ endfunction
 %! endfor
 %! assert (polyfit (log (h), log (hid), 1)(1), 1, 0.2);
 
+%!test
+%! ## INDEX lists the package's public functions (pkg describe), and not the
+%! ## internal DEFUNs __odepkg_integrate__, __odepkg_rattlie__, ...
+%! [~, info] = pkg ("list", "odepkg");
+%! if (! isempty (info))
+%!   d = pkg ("describe", "-verbose", "odepkg");
+%!   fns = {};
+%!   for k = 1:numel (d{1}.provides)
+%!     fns = [fns, d{1}.provides{k}.functions];
+%!   endfor
+%!   assert (all (ismember ({"odeSV", "odeRATTLE", "odeRATTLie", "odeSPVI", "odepkgset", "rattle"}, fns)));
+%!   assert (! any (strncmp (fns, "__", 2)));
+%! endif
+
 %!demo
 %! ## SHAKE on the pendulum: positions on the circle, momenta not projected
 %! f = @(t, x) [x(3:4); 0; -1];
