@@ -347,6 +347,26 @@ endfunction
 %! assert (abs (te - exact) < 1e-3);
 %! assert (abs (te - exact) / abs (te2 - exact), 4, 0.3);
 
+%!test
+%! ## deval on a RATTLE solution: exact at the steps; at mid-steps the
+%! ## interpolant, projected, satisfies |q| = 1 and q.p = 0 to round-off and
+%! ## is within the method's error of a fine-step solution; Refine uses it.
+%! f = @(t, x) [x(3:4); 0; -1];
+%! o = odepkgset ("ConstraintFcn", @(q) (q'*q - 1) / 2, "ConstraintGradFcn", @(q) q', ...
+%!                "ConstraintsNb", 1, "TimeStepSize", 0.05, "TimeStepNumber", 100);
+%! y0 = [sin(1); -cos(1); 0; 0];
+%! sol = odeRATTLE (f, 0, y0, o);
+%! assert (__odepkg_deval__ (sol, sol.x), sol.y, 1e-14);
+%! tm = (sol.x(1:end-1) + sol.x(2:end)) / 2;
+%! y = __odepkg_deval__ (sol, tm);
+%! assert (max (abs (sum (y(1:2,:) .^ 2) - 1)) < 1e-14);
+%! assert (max (abs (sum (y(1:2,:) .* y(3:4,:)))) < 1e-14);
+%! fine = odeRATTLE (f, 0, y0, odepkgset (o, "TimeStepSize", 0.0025, "TimeStepNumber", 2000));
+%! assert (max (max (abs (y - fine.y(:, 11:20:end)))) < 1e-2);
+%! [t, yr] = odeRATTLE (f, 0, y0, odepkgset (o, "Refine", 2));
+%! assert (numel (t), 201);
+%! assert (max (abs (sum (yr(:,1:2) .^ 2, 2) - 1)) < 1e-14);
+
 %!demo
 %! ## Pendulum in Cartesian coordinates: energy error and constraint residuals
 %! f = @(t, x) [x(3:4); 0; -1];

@@ -172,6 +172,21 @@ endfunction
 %!error <differ from the Gauss-Legendre> [t, y] = odeSPVI (kepler, [0 1], x0, odepkgset ("Q_DoFs", 3, "P_DoFs", 2, "Nodes", [-0.5; 0.5]))
 %!error <Y0 must have even length> [t, y] = odeSPVI (kepler, [0 1], [1; 2; 3])
 
+%!test
+%! ## The interpolant's own order: with an order-6 SPVI (Q = 4, P = 3) the
+%! ## method's error is negligible and the mid-step error of the cubic
+%! ## interpolant against the exact solution falls as h^4 (fitted > 3).
+%! f = @(t, x) [x(2); -x(1)];
+%! hs = [0.2, 0.1, 0.05];  err = [];
+%! for h = hs
+%!   sol = odeSPVI (f, 0, [1; 0], odepkgset ("Q_DoFs", 4, "P_DoFs", 3, "TimeStepSize", h, ...
+%!                                           "TimeStepNumber", round (4 / h)));
+%!   tm = (sol.x(1:end-1) + sol.x(2:end)) / 2;
+%!   err(end+1) = max (abs (__odepkg_deval__ (sol, tm)(1,:) - cos (tm)));
+%! endfor
+%! p = polyfit (log (hs), log (err), 1)(1);
+%! assert (p > 3);
+
 %!demo
 %! ## Kepler orbit over 100 periods with a 6th-order SPVI: bounded energy error
 %! kepler = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];

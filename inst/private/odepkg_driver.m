@@ -124,11 +124,31 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     endif
   endif
 
+  ## Refine (ode45's meaning): with every step output, Refine - 1 more
+  ## points inside each step, from the interpolant of deval.
+  idata = [];
+  if (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})) && strcmp (o.ConstraintVariables, "q"))
+    idata = struct ("constraint", o.ConstraintFcn, "grad", o.ConstraintGradFcn, "fcn", fcn,
+                    "extra", {extra});
+  endif
+  if (o.Refine > 1 && numel (times) == 2 && numel (t) > 1)
+    s = struct ("x", t.', "y", y.', "idata", idata);
+    k = (0:o.Refine-1) / o.Refine;
+    tr = t(1:end-1) + (t(2:end) - t(1:end-1)) .* k;       # rows: steps
+    tr = [reshape(tr.', [], 1); t(end)];
+    y = __odepkg_deval__ (s, tr).';
+    y(1:o.Refine:end, :) = s.y(:, :).';                   # the method's own states
+    t = tr;
+  endif
+
   switch (nout)
     case 0
       out = {};
     case 1
       sol = struct ("x", t.', "y", y.', "solver", solver, "stats", st);
+      if (! isempty (idata))
+        sol.idata = idata;      # lets deval project onto the constraints
+      endif
       if (lie && ! isempty (o.ConstraintFcn))
         sol.lambda = lambda;
       endif

@@ -21,7 +21,7 @@ function o = odepkg_options (solver, opts, n)
                      "Q_DoFs", [], "P_DoFs", [], "Nodes", [], "Weights", [],
                      "Legendre", [], "Derivatives", [], "Extremes", [], "NodeOutput", "off",
                      "ConstraintVariables", "q", "ConstraintFlowFcn", [], "BaseMethod", [],
-                     "LieGroup", [], "MassMatrix", [], "Events", []);
+                     "LieGroup", [], "MassMatrix", [], "Events", [], "Refine", 1);
   o = defaults;
   fn = fieldnames (defaults);
   for i = 1:numel (fn)
@@ -33,7 +33,7 @@ function o = odepkg_options (solver, opts, n)
   positive_scalar (solver, o, {"RelTol", "InitialStep", "MaxStep", ...
                                 "TimeStepSize", "NewtonTol"});
   positive_integer (solver, o, {"TimeStepNumber", "MaxNewtonIterations", ...
-                                 "ConstraintsNb"});
+                                 "ConstraintsNb", "Refine"});
   if (o.RelTol < 100 * eps)
     ## As MATLAB's solvers: below this the step-doubling estimate is round-off
     ## and the steps would creep (an error of exactly 0 is "accepted").
@@ -141,7 +141,8 @@ endfunction
 ## honours, then each solver's own.
 function honoured_or_refused (solver, opts)
   common = {"RelTol", "AbsTol", "NormControl", "InitialStep", "MaxStep", "OutputFcn", ...
-            "OutputSel", "Stats", "TimeStepSize", "TimeStepNumber", "Vectorized", "Events"};
+            "OutputSel", "Stats", "TimeStepSize", "TimeStepNumber", "Vectorized", "Events", ...
+            "Refine"};
   newton = {"NewtonTol", "MaxNewtonIterations"};
   constraints = {"ConstraintFcn", "ConstraintGradFcn", "ConstraintsNb", "InitialProjection"};
   own = struct ("odeSE", {[{"Explicit", "HamiltonianHessFcn"}, newton]},
@@ -172,17 +173,13 @@ function honoured_or_refused (solver, opts)
     "NonNegative", "it is not meaningful for a symplectic map (it would break symplecticity)",
     "BDF", "it is an option of ode15s",
     "MaxOrder", "it is an option of ode15s",
-    "InitialSlope", "it is an option of ode15i",
-    "Refine", "dense output is not available yet: give the output times in TSPAN (Refine = 1 is accepted)");
+    "InitialSlope", "it is an option of ode15i");
   fn = fieldnames (opts);
   for i = 1:numel (fn)
     name = fn{i};
     v = opts.(name);
     if (isempty (v) || any (strcmp (name, honoured)))
       continue;
-    endif
-    if (strcmp (name, "Refine") && isnumeric (v) && isscalar (v) && v == 1)
-      continue;                          # no refinement: what the solvers do
     endif
     if (strcmp (name, "Explicit") && ((ischar (v) && any (strcmpi (v, {"no", "off"})))
                                       || ((islogical (v) || isnumeric (v)) && isscalar (v) && ! v)))

@@ -1,0 +1,132 @@
+## Copyright (C) 2026 The odepkg developers
+## SPDX-License-Identifier: GPL-3.0-or-later
+
+## -*- texinfo -*-
+## @deftypefn {} {[@var{y}, @var{yp}] =} __odepkg_deval__ (@var{sol}, @var{t}, @var{idx})
+## Internal: the interpolant behind odepkg's @code{deval} and the
+## @qcode{"Refine"} option (see @code{deval}: cubic through four output
+## points, constrained states projected onto the constraints).
+## @end deftypefn
+
+function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
+
+  if (! (isstruct (sol) && isscalar (sol) && isfield (sol, "x") && isfield (sol, "y")))
+    error ("odepkg:invalidInput", "deval: SOL must be a solution struct with fields x and y");
+  endif
+  x = sol.x(:).';  Y = sol.y;
+  N = numel (x);
+  if (N < 1 || columns (Y) != N)
+    error ("odepkg:invalidInput", "deval: SOL.y must have one column per time in SOL.x");
+  endif
+  if (! (isnumeric (t) && isreal (t) && all (isfinite (t(:)))))
+    error ("odepkg:invalidInput", "deval: T must be real, finite times");
+  endif
+  if (isempty (idx))
+    idx = 1:rows (Y);
+  elseif (! (isnumeric (idx) && all (idx(:) == fix (idx(:))) && all (idx(:) >= 1 & idx(:) <= rows (Y))))
+    error ("odepkg:invalidInput", "deval: IDX must index the components of SOL.y (1 to %d)", rows (Y));
+  endif
+  s = 1;
+  if (N > 1 && x(end) < x(1))                 # backward integration
+    s = -1;
+  endif
+  lo = min (x(1), x(end));  hi = max (x(1), x(end));
+  tol = 16 * eps (max (abs ([lo, hi])));
+  if (any (t(:) < lo - tol | t(:) > hi + tol))
+    error ("odepkg:invalidInput", "deval: T must lie in the span of the solution [%g, %g]", lo, hi);
+  endif
+
+  t = t(:).';
+  y = zeros (rows (Y), numel (t));
+  yp = y;
+  xs = s * x;
+  for j = 1:numel (t)
+    tj = s * t(j);
+    k = lookup (xs, tj);                      # xs(k) <= tj < xs(k+1)
+    k = min (max (k, 1), max (N - 1, 1));
+    nodes = max (1, k - 1):min (N, k + 2);
+    if (numel (nodes) == 4 || N <= 4)
+      ## cubic (or lower for very short solutions) through the nodes
+    elseif (nodes(1) == 1)
+      nodes = 1:min (N, 4);
+    else
+      nodes = max (1, N - 3):N;
+    endif
+    [w, wp] = lagrange_weights (x(nodes), t(j));
+    y(:, j) = Y(:, nodes) * w;
+    yp(:, j) = Y(:, nodes) * wp;
+  endfor
+
+  if (isfield (sol, "idata") && isstruct (sol.idata) && isfield (sol.idata, "constraint"))
+    for j = 1:numel (t)
+      [y(:, j), yp(:, j)] = project_holonomic (sol.idata, t(j), y(:, j), yp(:, j));
+    endfor
+  endif
+  y = y(idx, :);
+  yp = yp(idx, :);
+
+endfunction
+
+## Weights of the Lagrange interpolant and of its derivative at t.
+function [w, wp] = lagrange_weights (xn, t)
+  m = numel (xn);
+  w = ones (m, 1);  wp = zeros (m, 1);
+  for i = 1:m
+    others = xn([1:i-1, i+1:m]);
+    den = prod (xn(i) - others);
+    w(i) = prod (t - others) / den;
+    for l = 1:numel (others)
+      wp(i) += prod (t - others([1:l-1, l+1:end])) / den;
+    endfor
+  endfor
+endfunction
+
+## Onto g(q) = 0 (Gauss-Newton along G') and G(q) H_p(q, p) = 0 (p moved
+## along G(q)', Newton with a difference Jacobian); the derivative yp is
+## the interpolant's.
+function [y, yp] = project_holonomic (id, t, y, yp)
+  d = numel (y) / 2;
+  q = y(1:d);  p = y(d+1:end);
+  G = @(q) grad (id, q);
+  for it = 1:20
+    g = id.constraint (q, id.extra{:});
+    if (norm (g, Inf) <= 4 * eps * max (1, norm (q, Inf)))
+      break;
+    endif
+    Gq = G (q);
+    q -= Gq' * ((Gq * Gq') \ g(:));
+  endfor
+  Gq = G (q);
+  hidden = @(p) Gq * head (id.fcn (t, [q; p], id.extra{:}), d);
+  for it = 1:5
+    r = hidden (p);
+    if (norm (r, Inf) <= 8 * eps * max (1, norm (p, Inf)) * max (1, norm (Gq, Inf)))
+      break;
+    endif
+    m = rows (Gq);  J = zeros (m);
+    delta = sqrt (eps) * max (1, norm (p, Inf));
+    for k = 1:m
+      J(:, k) = (hidden (p - delta * Gq(k, :)') - r) / delta;
+    endfor
+    p += Gq' * (J \ r);                       # mu = -J \ r,  p <- p - G' mu
+  endfor
+  y = [q; p];
+endfunction
+
+function Gq = grad (id, q)
+  if (! isempty (id.grad))
+    Gq = id.grad (q, id.extra{:});
+    Gq = reshape (Gq, [], numel (q));
+    return;
+  endif
+  g0 = id.constraint (q, id.extra{:});
+  Gq = zeros (numel (g0), numel (q));
+  for k = 1:numel (q)
+    dq = zeros (size (q));  dq(k) = sqrt (eps) * max (1, abs (q(k)));
+    Gq(:, k) = (id.constraint (q + dq, id.extra{:}) - g0) / dq(k);
+  endfor
+endfunction
+
+function h = head (v, d)
+  h = v(1:d);
+endfunction
