@@ -496,6 +496,22 @@ endfunction
 %! R = reshape (ye(1:9), 3, 3);
 %! assert (norm (R' * R - eye (3)) < 1e-13);
 
+%!test
+%! ## Adaptive steps (step doubling) on the fast heavy top, S3xR3: the error
+%! ## against the ode45 reference follows RelTol, constraints at round-off.
+%! [Rr, Wr, xr] = ht_ref ("fast", 1/16, 1e-10);
+%! [fcn, o, y0] = ht_setup ("S3xR3", "fast", 2^-10, 64);
+%! e = [];
+%! for tol = [1e-6, 1e-8]
+%!   sol = odeRATTLie (fcn, [0 1/16], y0, odepkgset (o, "TimeStepSize", [], "TimeStepNumber", [], ...
+%!                                                  "RelTol", tol, "AbsTol", tol));
+%!   [R, W, xc] = ht_state ("S3xR3", sol.y(:, end));
+%!   e(end+1) = max ([norm(R - Rr, "fro"), norm(W - Wr) / 150, norm(xc - xr)]);
+%!   assert (sol.stats.maxconstrresidual < 1e-13);
+%! endfor
+%! assert (e(2) < e(1) / 10);
+%! assert (e(2) < 1e-5);
+
 %!demo
 %! ## The heavy top of seed 003 (fast top), constrained on S3 x R3:
 %! ## q = [p; x] (unit quaternion, centre of mass), v = [Omega; x'],
