@@ -111,6 +111,19 @@ endfunction
 %!error <Invalid call> odeSE ()
 %!error <Y0 must have even length> odeSE (@(t, x) x, [0 1], 1)
 %!error <unknown option> odeSE (@(t, x) x, [0 1], [1; 0], odepkgset ("Explict", "yes"))
+%!test
+%! ## a state that overflows (every value of f finite) ends the run with
+%! ## integrationFailed; the returned rows are the finite ones
+%! lastwarn ("");
+%! f = @(t, x) ones (size (x));
+%! o = odepkgset ("TimeStepSize", 1e307, "TimeStepNumber", 10, "Explicit", "yes");
+%! evalc ('[t, y] = odeSE (f, 0, [1e308; 1e308], o);');   # the warning, captured
+%! [msg, id] = lastwarn ();
+%! assert (id, "odepkg:integrationFailed");
+%! assert (! isempty (strfind (msg, "non-finite")));
+%! assert (all (isfinite ([t(:); y(:)])));
+%! assert (rows (y), 8);
+%! assert (t(end) < 1e308);
 
 %!demo
 %! ## Symplectic Euler on the pendulum H = p^2/2 - cos q: bounded energy error

@@ -198,6 +198,29 @@ endfunction
 %!error <option "NormControl"> odeSV (f, [0 1], [1; 0], odepkgset ("NormControl", "sometimes"))
 %!error <must return a real column vector> [t, y] = odeSV (@(t, x) [1; 2; 3], [0 1], [1; 0])
 %!error <non-finite value at t0> [t, y] = odeSV (@(t, x) [NaN; 0], [0 1], [1; 0])
+## a span or a fixed step below the time resolution eps(t) is an error up
+## front (it once looped forever or repeated the output times silently)
+%!error <TimeStepSize = 0.05 is below the time resolution> [t, y] = odeSV (@(t, x) [x(2); -x(1)], [1e16 1e16+2], [1; 0], odepkgset ("TimeStepSize", 0.05))
+%!error <TSPAN .* below the time resolution> [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 4.9e-324], [1; 0], odepkgset ("MaxStep", 1))
+%!error <TSPAN\(2\) .* below the time resolution> [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 1 1+eps 2], [1; 0])
+%!test
+%! try
+%!   [t, y] = odeSV (@(t, x) [x(2); -x(1)], [1e16 1e16+2], [1; 0], odepkgset ("TimeStepSize", 0.05));
+%!   error ("not refused");
+%! catch err
+%!   assert (err.identifier, "odepkg:invalidInput");
+%! end_try_catch
+## the memory guard: every one of 1e9 fixed steps stored is refused at once
+%!error <would not fit in memory: 1e\+09 points .*Request output times .*fewer steps> [t, y] = odeSV (@(t, x) [x(2); -x(1)], 0, [1; 0], odepkgset ("TimeStepSize", 1e-3, "TimeStepNumber", 1e9))
+%!test
+%! tic ();
+%! try
+%!   [t, y] = odeSV (@(t, x) [x(2); -x(1)], 0, [1; 0], odepkgset ("TimeStepSize", 1e-3, "TimeStepNumber", 1e9));
+%!   error ("not refused");
+%! catch err
+%!   assert (err.identifier, "odepkg:outputTooLarge");
+%! end_try_catch
+%! assert (toc () < 1);
 
 %!demo
 %! ## Kepler orbit (e = 0.6) for 10^4 fixed steps: the energy error stays bounded

@@ -118,24 +118,40 @@ function name = canonical (name, names)
     if (strcmp (name, "funarguments"))
       return;
     endif
+    ## The hint is bounded: a name much longer than every option name is no
+    ## typo of one (no hint, no distance computed), and the distance itself
+    ## is vectorized over each row, so the cost is at most
+    ## numel (names) * (L + 4) short vector operations, L the longest name.
+    L = max (cellfun (@numel, names));
+    shown = name;
+    if (numel (shown) > 64)
+      shown = [shown(1:60), "..."];
+    endif
+    if (numel (name) > L + 4)
+      error ("odepkg:unknownOption",
+             'odepkgset: unknown option "%s" (%d characters; no option name is longer than %d)',
+             shown, numel (name), L);
+    endif
     d = cellfun (@(n) edit_distance (lower (name), lower (n)), names);
     [~, j] = min (d);
     error ("odepkg:unknownOption",
-           'odepkgset: unknown option "%s" (did you mean "%s"?)', name, names{j});
+           'odepkgset: unknown option "%s" (did you mean "%s"?)', shown, names{j});
   endif
   name = names{idx};
 endfunction
 
 function d = edit_distance (a, b)
-  ## Levenshtein distance, for the "did you mean" hint.
+  ## Levenshtein distance, for the "did you mean" hint: one row at a time,
+  ## vectorized (insertions along the row are a running minimum:
+  ## D(i,j) = min_k (c(k) + j - k) = j + cummin (c - k)).
   m = numel (a);  n = numel (b);
-  D = [(0:n); (1:m)', zeros(m, n)];
+  prev = 0:n;
+  k = 0:n;
   for i = 1:m
-    for j = 1:n
-      D(i+1,j+1) = min ([D(i,j+1) + 1, D(i+1,j) + 1, D(i,j) + (a(i) != b(j))]);
-    endfor
+    c = [i, min(prev(2:end) + 1, prev(1:end-1) + (a(i) != b))];
+    prev = k + cummin (c - k);
   endfor
-  d = D(m+1, n+1);
+  d = prev(end);
 endfunction
 
 %!test
@@ -165,3 +181,25 @@ endfunction
 %!error <NAME, VALUE pairs> odepkgset ("RelTol")
 %!error <option name 1 must be a string> odepkgset (3, 4)
 %!error <must be scalar> odepkgset (struct ("a", {1, 2}))
+%!test
+%! ## the "did you mean" hint is bounded: a 3,000-character name in < 0.5 s
+%! nm = repmat ("x", 1, 3000);
+%! tic ();
+%! try
+%!   odepkgset (nm, 1);
+%!   error ("not refused");
+%! catch err
+%!   assert (err.identifier, "odepkg:unknownOption");
+%! end_try_catch
+%! assert (toc () < 0.5);
+%!test
+%! ## ordinary typos still get the right suggestion
+%! try
+%!   odepkgset ("RelTo", 1e-3);
+%!   error ("not refused");
+%! catch err
+%!   assert (err.identifier, "odepkg:unknownOption");
+%!   assert (! isempty (strfind (err.message, 'did you mean "RelTol"?')));
+%! end_try_catch
+%!error <did you mean "MaxStep"\?> odepkgset ("maxstp", 1)
+%!error <did you mean "TimeStepNumber"\?> odepkgset ("TimeStepNumbr", 1)

@@ -7,6 +7,7 @@
 #include "binding/OctaveCallbacks.h"
 #include "binding/NodeOutput.h"
 #include "binding/OutputCollector.h"
+#include "binding/OutputGuard.h"
 #include "binding/PhaseSpaceChecks.h"
 #include "binding/Settings.h"
 #include "binding/StepperFactory.h"
@@ -109,10 +110,16 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
       error_with_id ("odepkg:nonFiniteFcn", "%s: the ODE function returned a non-finite value at t0 = %g",
                      who, times(0));
 
-    std::size_t expected = times.size () > 2 ? times.size () : 1024;
+    // Output points known up front: the requested times, or every fixed
+    // step; a stored output beyond the memory cap is refused here
+    // (odepkg:outputTooLarge), adaptive runs by the collector as they go.
+    double expected_points = times.size ();
     if (s.integrator.fixed_step > 0 && times.size () == 2)
-      expected = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
-    OutputCollector out (s, extra, std::min<std::size_t> (expected, 10000000));
+      expected_points = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
+    check_output_size (expected_points, n, true, who);
+    const std::size_t expected = times.size () > 2 || s.integrator.fixed_step > 0
+                                 ? static_cast<std::size_t> (std::min (expected_points, 1e7)) : 1024;
+    OutputCollector out (s, extra, expected, who);
     Observer* observer = &out;
     std::unique_ptr<SpectralNodeOutput> nodes;
     if (s.node_output)

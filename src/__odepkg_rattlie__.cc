@@ -7,6 +7,7 @@
 #include "binding/EventCallback.h"
 #include "binding/LieProblem.h"
 #include "binding/OutputCollector.h"
+#include "binding/OutputGuard.h"
 #include "binding/Settings.h"
 #include "Integrator.hpp"
 #include "lie/LieInitialData.hpp"
@@ -181,10 +182,16 @@ times when @var{want_lambda} is true.  Called by odeRATTLie.\n\
       }
 
     lie::RattLie stepper (lp, s.newton);
-    std::size_t expected = times.size () > 2 ? times.size () : 1024;
+    // Output points known up front: the requested times, or every fixed
+    // step; a stored output beyond the memory cap is refused here
+    // (odepkg:outputTooLarge), adaptive runs by the collector as they go.
+    double expected_points = times.size ();
     if (s.integrator.fixed_step > 0 && times.size () == 2)
-      expected = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
-    OutputCollector out (s, extra, std::min<std::size_t> (expected, 10000000));
+      expected_points = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
+    check_output_size (expected_points, y0.size (), true, who);
+    const std::size_t expected = times.size () > 2 || s.integrator.fixed_step > 0
+                                 ? static_cast<std::size_t> (std::min (expected_points, 1e7)) : 1024;
+    OutputCollector out (s, extra, expected, who);
     LambdaObserver lambda (out, stepper, lp.constraints ());
     Observer& observer = want_lambda && lp.constraints () > 0 ? static_cast<Observer&> (lambda) : out;
     Integrator integrator (stepper, s.integrator);

@@ -4,6 +4,7 @@
 #define ODEPKG_BINDING_OUTPUT_COLLECTOR_H
 
 #include "Integrator.hpp"
+#include "OutputGuard.h"
 #include "Settings.h"
 
 #include <octave/oct.h>
@@ -15,13 +16,17 @@ namespace odepkg::binding {
 
 class OutputCollector final : public Observer {
  public:
-  OutputCollector(const Settings& s, const octave_value_list& extra, std::size_t expected)
-      : fcn_(s.output_fcn), sel_(s.output_sel), extra_(extra) {
+  OutputCollector(const Settings& s, const octave_value_list& extra, std::size_t expected,
+                  const char* who = "odepkg")
+      : fcn_(s.output_fcn), sel_(s.output_sel), extra_(extra), who_(who) {
     t_.reserve(expected);
   }
 
   bool operator()(double t, const Vec& x) override {
     n_ = x.size();
+    // The memory guard for runs whose point count is not known up front
+    // (adaptive steps, SPVI node output): odepkg:outputTooLarge at the cap.
+    if (t_.size() >= max_output_points(n_)) output_too_large(t_.size() + 1.0, n_, false, who_);
     t_.push_back(t);
     x_.insert(x_.end(), x.data(), x.data() + x.size());
     if (fcn_.is_undefined()) return true;
@@ -83,6 +88,7 @@ class OutputCollector final : public Observer {
   octave_value_list extra_;
   std::vector<double> t_, x_;
   Eigen::Index n_ = 0;
+  const char* who_;
 };
 
 }  // namespace odepkg::binding

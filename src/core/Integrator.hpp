@@ -64,6 +64,7 @@ class Integrator {
     if (nt < 2) throw InputError("invalidInput", "at least two times are needed");
     const double direction = times(nt - 1) >= times(0) ? 1.0 : -1.0;
     const bool every_step = nt == 2;
+    check_time_resolution(times);
     cur_.set(times(0), x0);
     if (f0) {
       cur_.force = f0->tail(problem_.dim());
@@ -103,6 +104,9 @@ class Integrator {
           const double h_step = i == n ? t_end - cur_.t : hs;
           const StepStatus s = stepper_.step(cur_, h_step, next_);
           if (s != StepStatus::Success) return failed(res, s);
+          // A state that overflowed (an explicit step adds h f without any
+          // callback seeing the sum) ends the run like a NaN from f.
+          if (!next_.x.allFinite()) return failed(res, StepStatus::NonFinite);
           next_.t = t_end;
           bool terminal = false;
           if (events_ && !check_events(h_step, terminal)) return failed(res, StepStatus::NonFinite);
@@ -120,9 +124,8 @@ class Integrator {
         const double remaining = target - cur_.t;
         const bool lands = direction * (cur_.t + 1.01 * h - target) >= 0.0;
         if (lands) h_try = remaining;
-        const double min_step = 16.0 * std::numeric_limits<double>::epsilon() *
-                                std::max(std::abs(cur_.t), std::abs(target));
-        if (std::abs(h_try) < min_step) {
+        const double min_step = time_resolution(cur_.t, target);
+        if (!(std::abs(h_try) >= min_step)) {  // also a NaN step
           char buf[240];
           std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g%s%s",
                         std::abs(h_try), min_step, cur_.t,
@@ -134,8 +137,10 @@ class Integrator {
           return res;
         }
         const bool own = stepper_.has_error_estimate();
-        const StepStatus s = own ? stepper_.step_with_error(cur_, h_try, next_, err_)
-                                 : doubling_.attempt(cur_, h_try, next_);
+        StepStatus s = own ? stepper_.step_with_error(cur_, h_try, next_, err_)
+                           : doubling_.attempt(cur_, h_try, next_);
+        // An overflowed state is a failed attempt: a smaller step may avoid it.
+        if (s == StepStatus::Success && !next_.x.allFinite()) s = StepStatus::NonFinite;
         if (s != StepStatus::Success) {
           ++st.rejected;
           ++st.failed_solves;
@@ -171,6 +176,15 @@ class Integrator {
 
   const Point& current() const { return cur_; }
 
+  /// The smallest step the loop takes near times a and b: 16 eps(t), t the
+  /// larger of |a| and |b| (at least 16 times the smallest subnormal, so a
+  /// span or step at 0 is never "resolved" by a zero step).
+  static double time_resolution(double a, double b) {
+    const double t = std::max(std::abs(a), std::abs(b));
+    return 16.0 * std::max(std::numeric_limits<double>::epsilon() * t,
+                           std::numeric_limits<double>::denorm_min());
+  }
+
   /// Locate the zero crossings of these event functions after every step.
   void set_events(EventLocator* events) { events_ = events; }
 
@@ -179,6 +193,50 @@ class Integrator {
     StepSizeController::Options c = o.controller;
     c.max_step = o.max_step;
     return c;
+  }
+
+  // Spans and steps the time axis cannot resolve are input errors before the
+  // first step: a span or an interval of TIMES shorter than 16 eps(t) (an
+  // adaptive run would halve its step to 0 without end), a TimeStepSize
+  // below it (t0 + i h would repeat times), and an InitialStep or MaxStep
+  // below it (no step could be taken).
+  void check_time_resolution(const ConstVecRef& times) const {
+    const Eigen::Index nt = times.size();
+    char buf[320];
+    const double t0 = times(0), tf = times(nt - 1);
+    const double res = time_resolution(t0, tf);
+    const double tmax = std::max(std::abs(t0), std::abs(tf));
+    auto below = [&](const char* name, double h, const char* note) {
+      std::snprintf(buf, sizeof buf,
+                    "%s is too small for the time span [%.17g, %.17g]: %s = %g is below the "
+                    "time resolution 16 eps(t) = %g at t = %g%s",
+                    name, t0, tf, name, h, res, tmax, note);
+      throw InputError("invalidInput", buf);
+    };
+    if (opts_.fixed_step > 0.0 && opts_.fixed_step < res)
+      below("TimeStepSize", opts_.fixed_step, ": the output times would repeat");
+    for (Eigen::Index k = 1; k < nt; ++k) {
+      const double a = times(k - 1), b = times(k);
+      const double gap_res = time_resolution(a, b);
+      if (!(std::abs(b - a) >= gap_res)) {
+        if (nt == 2)
+          std::snprintf(buf, sizeof buf,
+                        "TSPAN [%.17g, %.17g] spans %g, below the time resolution "
+                        "16 eps(t) = %g at t = %g",
+                        a, b, std::abs(b - a), gap_res, std::max(std::abs(a), std::abs(b)));
+        else
+          std::snprintf(buf, sizeof buf,
+                        "TSPAN(%ld) = %.17g and TSPAN(%ld) = %.17g are %g apart, below the "
+                        "time resolution 16 eps(t) = %g at t = %g",
+                        static_cast<long>(k), a, static_cast<long>(k + 1), b, std::abs(b - a), gap_res,
+                        std::max(std::abs(a), std::abs(b)));
+        throw InputError("invalidInput", buf);
+      }
+    }
+    if (opts_.fixed_step > 0.0) return;
+    if (opts_.initial_step > 0.0 && opts_.initial_step < res)
+      below("InitialStep", opts_.initial_step, "");
+    if (opts_.max_step < res) below("MaxStep", opts_.max_step, " (MaxStep defaults to a tenth of the span)");
   }
 
   double automatic_initial_step(double direction, const Vec* f0) {

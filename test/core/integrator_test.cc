@@ -3,6 +3,7 @@
 // times, the observer, failures and their partial results.
 #include "Integrator.hpp"
 #include "StormerVerlet.hpp"
+#include "SymplecticEuler.hpp"
 #include "TestProblems.hpp"
 #include "VelocityVerlet.hpp"
 
@@ -361,4 +362,104 @@ TEST(Integrator, InterruptHookAndInputErrors) {
   test::Recorder rt;
   EXPECT_THROW(It.run(times({0.0, 1.0}), x0_osc(), rt), InputError);
   EXPECT_TRUE(rt.x.empty() || rt.x.size() == 1u);
+}
+
+// ---- time resolution (issue 13, defect 1) --------------------------------------------
+
+// A span, an interval of the requested times, or a step below the time
+// resolution 16 eps(t) is an input error before the first step (the adaptive
+// loop once halved a failed step to 0 and retried it forever on [0, 4.9e-324];
+// fixed steps of 0.05 at t = 1e16 repeated the output times).  Spans just
+// above it run.
+TEST(Integrator, SpanOrStepBelowTimeResolutionIsInputError) {
+  HamiltonianProblem P(1, &oscillator);
+  StormerVerlet sv(P, true);
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  auto expect_input_error = [&](IntegratorOptions o, const Vec& t, const char* name) {
+    Integrator I(sv, o);
+    test::Recorder r;
+    try {
+      I.run(t, x0_osc(), r);
+      ADD_FAILURE() << "no InputError for " << name;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.id, "invalidInput");
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("time resolution"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(r.t.empty()) << name << ": output before the input error";
+  };
+  IntegratorOptions adapt = adaptive(1e-6);
+  adapt.max_step = 1.0;
+  expect_input_error(adapt, times({0.0, tiny}), "TSPAN");
+  expect_input_error(adapt, times({0.0, -tiny}), "TSPAN");
+  expect_input_error(adapt, times({1e16, 1e16 + 2}), "TSPAN");
+  expect_input_error(adapt, times({0.0, 1.0, 1.0 + 2.2e-16, 2.0}), "TSPAN(2)");
+  IntegratorOptions fixed;
+  fixed.fixed_step = 0.05;
+  expect_input_error(fixed, times({1e16, 1e16 + 64}), "TimeStepSize");
+  expect_input_error(fixed, times({0.0, tiny}), "TSPAN");
+  fixed.fixed_step = 1e-20;
+  expect_input_error(fixed, times({0.0, 1.0}), "TimeStepSize");
+  IntegratorOptions small_max = adaptive(1e-6);
+  small_max.max_step = 1e-17;
+  expect_input_error(small_max, times({1.0, 2.0}), "MaxStep");
+  IntegratorOptions small_h0 = adaptive(1e-6);
+  small_h0.initial_step = 1e-17;
+  expect_input_error(small_h0, times({1.0, 2.0}), "InitialStep");
+
+  // Resolvable: 1e-300 near 0 (adaptive), 128 at 1e16 with steps of 64
+  // (16 eps(1e16) = 35.5).
+  {
+    Integrator I(sv, adapt);
+    test::Recorder r;
+    EXPECT_EQ(I.run(times({0.0, 1e-300}), x0_osc(), r).outcome, Outcome::Completed);
+    EXPECT_EQ(r.t.back(), 1e-300);
+  }
+  {
+    IntegratorOptions f;
+    f.fixed_step = 64.0;
+    Integrator I(sv, f);
+    test::Recorder r;
+    EXPECT_EQ(I.run(times({1e16, 1e16 + 128}), x0_osc(), r).outcome, Outcome::Completed);
+    ASSERT_EQ(r.t.size(), 3u);
+    EXPECT_LT(r.t[0], r.t[1]);
+    EXPECT_LT(r.t[1], r.t[2]);
+  }
+}
+
+// ---- non-finite state (issue 13, defect 2) -------------------------------------------
+
+// Explicit symplectic Euler, f = 1 everywhere, x0 = 1e308: x overflows to
+// Inf after steps of 1e307 with every value of f finite (odeSE once returned
+// Inf rows silently).  Fixed steps: the run ends with NonFinite at once, the
+// output (only finite rows) stops before the overflow.  Adaptive: the
+// overflowed attempt is a failed one, the run ends with the cause named.
+TEST(Integrator, NonFiniteStateEndsRun) {
+  auto ones = [](double, const ConstVecRef&, VecRef dx) { dx.setOnes(); };
+  for (bool fixed : {true, false}) {
+    HamiltonianProblem P(1, ones);
+    SymplecticEuler se(P, true);
+    IntegratorOptions o = adaptive(1e-6);
+    if (fixed) {
+      o.fixed_step = 1e307;
+    } else {
+      o.initial_step = 1e307;
+    }
+    Integrator I(se, o);
+    test::Recorder r;
+    Vec x0(2);
+    x0 << 1e308, 1e308;
+    IntegrationResult res;
+    EXPECT_NO_THROW(res = I.run(times({0.0, 1e308}), x0, r));
+    std::printf("[overflow] %s: %zu points, t = %g: %s\n", fixed ? "fixed" : "adaptive", r.t.size(),
+                res.t, res.message.c_str());
+    EXPECT_EQ(res.outcome, Outcome::Failed);
+    EXPECT_NE(res.message.find("non-finite"), std::string::npos) << res.message;
+    ASSERT_FALSE(r.x.empty());
+    for (const Vec& x : r.x) EXPECT_TRUE(x.allFinite());
+    if (fixed) {
+      EXPECT_EQ(r.t.size(), 8u);
+      EXPECT_EQ(P.stats().steps, 7);
+    }  // 1e308 + 7e307 < DBL_MAX < 1e308 + 8e307
+  }
 }
