@@ -4,7 +4,7 @@
 ## -*- texinfo -*-
 ## @deftypefn {} {[@var{npass}, @var{nfail}] =} run_package_tests ()
 ## Run every test block of the loaded odepkg package: the m-files of its
-## directory and the extracted @code{*.cc-tst} files of the compiled
+## directory (and deval_odepkg/) and the extracted @code{*.cc-tst} files of the compiled
 ## functions.  Prints one line per file and the totals.  (@code{pkg test}
 ## always exits 0 in Octave 7, so it cannot gate CI.)
 ## @end deftypefn
@@ -15,7 +15,8 @@ function [npass, nfail] = run_package_tests ()
     error ("odepkg:notInstalled", "run_package_tests: odepkg is not installed");
   endif
   p = p{1};
-  files = [glob(fullfile (p.dir, "*.m")); glob(fullfile (p.archprefix, "*-tst"));
+  files = [glob(fullfile (p.dir, "*.m")); glob(fullfile (p.dir, "deval_odepkg", "*.m"));
+           glob(fullfile (p.archprefix, "*-tst"));
            glob(fullfile (p.archprefix, "*", "*-tst"))];
   npass = 0;  nfail = 0;
   for i = 1:numel (files)
