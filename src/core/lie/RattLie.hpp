@@ -92,7 +92,6 @@ class RattLie final : public Stepper {
     K_ = Mat::Zero(n, n);
     X_.resize(n, m);
     S_.resize(m, m);
-    A_.resize(n, n);
   }
 
   const char* name() const override { return "rattlie"; }
@@ -487,7 +486,7 @@ class RattLie final : public Stepper {
   double cond_max_ = 1.0;
   Vec f0_, f1_, fk_, Om_, w_, wm_, MOm_, c_, r1_, u_, dOm_, b_, v1_, dv_, tmp_, tmp2_, q1_, y_, yp_;
   Vec lam_, lam_prev_, mu_, dlam_, phi_, rhs_;
-  Mat B0_, Bprev_, Bex_, tmpB_, Bt_, B1_, Tm_, Tp_, D_, J_, Jv_, K_, X_, S_, A_;
+  Mat B0_, Bprev_, Bex_, tmpB_, Bt_, B1_, Tm_, Tp_, D_, J_, Jv_, K_, X_, S_;
 };
 
 }  // namespace odepkg::lie
