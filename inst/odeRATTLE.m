@@ -323,7 +323,7 @@ endfunction
 %!error <ConstraintFlowFcn is not a flow: fcn \(y0, 0\) differs> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) y + 1, "TimeStepSize", 0.1))
 %!error <not the flow of X_g> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) [cos(s)*y(1:2) + sin(s)*y(3:4); -sin(s)*y(1:2) + cos(s)*y(3:4)], "TimeStepSize", 0.1))
 %!error <ConstraintFlowFcn must return a real column vector> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) [1; 2], "TimeStepSize", 0.1))
-%!error <option "ConstraintVariables" must be "q"> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "pq"))
+%!error <option "ConstraintVariables" must be one of "q", "qp"> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "pq"))
 %!error <option "BaseMethod" must be> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("BaseMethod", "gauss"))
 %!error <ConstraintFlowFcn" must be given with ConstraintVariables "qp" only> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintVariables", "q"))
 %!error <are for odeRATTLE and odeSHAKE> [t, y] = odeSV (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("BaseMethod", "midpoint"))
@@ -427,3 +427,32 @@ endfunction
 %! set (gca, "ytick", 10.^(-16:4:0));
 %! legend ("SHAKE", "RATTLE");  xlabel ("t");
 %! title ("hidden constraint |{g, H}|, za", "interpreter", "none");
+
+%!test
+%! ## Monitoring with constraints: residuals |g| and |G H_p| and the index-1
+%! ## multipliers at every output time.  Pendulum, g = |q|^2 - 1, p' = -e2 -
+%! ## 2 q lambda: lambda = (|p|^2 - q2) / (2 |q|^2) on the state itself.
+%! f = @(t, x) [x(3:4); 0; -1];
+%! lam = @(y) (sum (y(3:4, :) .^ 2) - y(2, :)) ./ (2 * sum (y(1:2, :) .^ 2));
+%! o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q', "ConstraintsNb", 1,
+%!                "Explicit", "yes", "TimeStepSize", 0.01, "TimeStepNumber", 500,
+%!                "HamiltonianFcn", @(t, x) (x(3:4)'*x(3:4)) / 2 + x(2));
+%! s = odeRATTLE (f, 0, [1; 0; 0; 0], o);
+%! assert (s.lambda, lam (s.y), 1e-9);
+%! assert (s.lambda(1), 0, 1e-9);                       # consistent at t0
+%! assert (max (s.residuals.constraint) < 1e-14 && max (s.residuals.hidden) < 1e-14);
+%! H = sum (s.y(3:4, :) .^ 2) / 2 + s.y(2, :);
+%! assert (s.invariants.deviation, max (abs (H - H(1))), 1e-15);
+%! ## the same with g(q, p) written on phase space ("qp", base Stormer-Verlet)
+%! oq = odepkgset (o, "Explicit", "no", "ConstraintVariables", "qp", "BaseMethod", "stormer_verlet",
+%!                 "ConstraintFcn", @(y) y(1:2)'*y(1:2) - 1, "ConstraintGradFcn", @(y) [2*y(1:2)', 0, 0]);
+%! sq = odeRATTLE (f, 0, [1; 0; 0; 0], oq);
+%! assert (sq.lambda, lam (sq.y), 1e-9);
+%! assert (max (sq.residuals.hidden) < 1e-12);
+%! ## SHAKE leaves the hidden constraint O(h): the monitor sees it
+%! ss = odeSHAKE (f, 0, [1; 0; 0; 0], o);
+%! assert (max (ss.residuals.constraint) < 1e-14);
+%! assert (max (ss.residuals.hidden) > 1e-3 && max (ss.residuals.hidden) < 0.1);
+%! ## no ConstraintGradFcn: G by differences, lambda to ~1e-6
+%! sd = odeRATTLE (f, 0, [1; 0; 0; 0], odepkgset (o, "ConstraintGradFcn", []));
+%! assert (sd.lambda, lam (sd.y), 1e-5);

@@ -533,3 +533,16 @@ endfunction
 %! title ("centre of mass of the fast heavy top");  xlabel ("x");  ylabel ("y");  zlabel ("z");
 %! subplot (1, 2, 2);  plot (t, E - E(1));
 %! title ("energy error (bounded)");  xlabel ("t");
+
+%!test
+%! ## Monitoring on a Lie group: |Phi| and |B v| at every output time,
+%! ## sol.lambda from the compiled index-1 solve, H's deviation as computed
+%! ## from the output.
+%! H = @(t, y) (y(3:4)'*y(3:4)) / 2 + gp' * y(1:2);
+%! s = odeRATTLie (@(t, y) gp, 0, y0p, odepkgset (pend, "LieGroup", "Rn", "HamiltonianFcn", H));
+%! assert (columns (s.residuals.constraint), numel (s.x));
+%! assert (max (s.residuals.constraint) < 1e-14 && max (s.residuals.hidden) < 1e-13);
+%! Hu = sum (s.y(3:4, :) .^ 2) / 2 + gp' * s.y(1:2, :);
+%! assert (s.invariants.deviation, max (abs (Hu - Hu(1))), 1e-15);
+%! assert (s.invariants.deviation > 1e-8 && s.invariants.deviation < 1e-3);
+%! assert (! isfield (s.stats, "groupdim"));

@@ -231,3 +231,42 @@ endfunction
 %! H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
 %! subplot (1, 2, 1); plot (y(:,1), y(:,2)); axis equal; title ("orbit");
 %! subplot (1, 2, 2); plot (t, H - H(1)); title ("energy error");
+
+%!function dx = counted_oscillator (t, x)
+%!  global odepkg_sv_calls
+%!  odepkg_sv_calls += 1;
+%!  dx = [x(2); -x(1)];
+%!endfunction
+%!test
+%! ## Invariant monitoring: off, not one call beyond the method's (counted);
+%! ## on, H and the invariants at the output times only, and the deviation
+%! ## reported is the one a user computes from the output.
+%! global odepkg_sv_calls
+%! o = odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 200, "Explicit", "yes");
+%! odepkg_sv_calls = 0;
+%! sol = odeSV (@counted_oscillator, 0, [1; 0], o);
+%! assert (odepkg_sv_calls, sol.stats.nfevals);
+%! assert (! isfield (sol, "invariants"));
+%! odepkg_sv_calls = 0;
+%! om = odepkgset (o, "HamiltonianFcn", @(t, x) (x'*x) / 2, "InvariantFcn", @(t, x) [x(1); x'*x]);
+%! sm = odeSV (@counted_oscillator, 0, [1; 0], om);
+%! assert (odepkg_sv_calls, sm.stats.nfevals);
+%! assert (sm.y, sol.y);
+%! Hu = sum (sol.y .^ 2, 1) / 2;
+%! assert (sm.invariants.names, {"H", "I1", "I2"});
+%! assert (sm.invariants.values, [Hu; sol.y(1, :); 2 * Hu], 1e-15);
+%! assert (sm.invariants.deviation, max (abs ([Hu; sol.y(1, :); 2 * Hu] - [Hu(1); 1; 2 * Hu(1)]), [], 2), 1e-15);
+%! ## Stormer-Verlet: the energy error is O(h^2) and bounded (no drift over 200 steps)
+%! assert (sm.invariants.deviation(1) > 1e-4 && sm.invariants.deviation(1) < 0.1^2 / 4);
+%! clear -global odepkg_sv_calls
+%!error id=odepkg:badFcnOutput odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("HamiltonianFcn", @(t, x) x))
+%!error id=odepkg:invalidOption odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("InvariantFcn", 3))
+%!test
+%! ## a monitoring function that fails is refused at t0, before any output
+%! ## function runs
+%! try
+%!   odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("HamiltonianFcn", @(t, x) [1 2], "OutputFcn", @(varargin) error ("called")));
+%!   error ("not refused");
+%! catch err
+%!   assert (err.identifier, "odepkg:badFcnOutput");
+%! end_try_catch

@@ -217,6 +217,7 @@ times when @var{want_lambda} is true.  Called by odeRATTLie.\n\
                        who, stepper.rank_deficiency_t (), stepper.condition_estimate ());
     octave_scalar_map st = stats_struct (lp.stats ());
     st.assign ("velocitydependent", stepper.velocity_dependent ());
+    st.assign ("groupdim", static_cast<double> (n));   // read by the driver's monitoring
     octave_value_list rv (9);
     rv(0) = out.times ();
     rv(1) = out.states ();

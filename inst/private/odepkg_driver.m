@@ -94,7 +94,15 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     o.OutputFcn = @odeplot;
   endif
 
-  copts = rmfield (o, {"Stats"});
+  ## Invariant monitoring (HamiltonianFcn, InvariantFcn): their values at
+  ## (t0, y0) are checked here, before any output function runs; off, no
+  ## function is called.
+  monitor = ! isempty (o.HamiltonianFcn) || ! isempty (o.InvariantFcn);
+  if (monitor)
+    odepkg_monitor (solver, o, fcn, extra, times(1), y0.', "", 0);
+  endif
+
+  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn"});
   if (lie)
     want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
     [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda);
@@ -106,6 +114,12 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     warning ("odepkg:integrationFailed",
              "%s: integration stopped at t = %.17g: %s; returning the solution computed so far",
              solver, t(end), msg);
+  endif
+
+  nv = 0;
+  if (isfield (st, "groupdim"))
+    nv = st.groupdim;
+    st = rmfield (st, "groupdim");
   endif
 
   if (strcmpi (o.Stats, "on"))
@@ -141,6 +155,27 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     t = tr;
   endif
 
+  mon = [];
+  if (monitor && (nout == 1 || strcmpi (o.Stats, "on")))
+    mode = "";
+    if (lie)
+      mode = "lie";
+    elseif (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})))
+      mode = o.ConstraintVariables;
+    endif
+    try
+      mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv);
+    catch err
+      warning ("odepkg:monitorFailed", "%s: invariant monitoring failed: %s", solver, err.message);
+    end_try_catch
+    if (strcmpi (o.Stats, "on") && ! isempty (mon))
+      for k = 1:numel (mon.invariants.names)
+        printf ("Largest deviation of %-4s    %.3g\n", [mon.invariants.names{k} ":"],
+                mon.invariants.deviation(k));
+      endfor
+    endif
+  endif
+
   switch (nout)
     case 0
       out = {};
@@ -151,6 +186,15 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       endif
       if (lie && ! isempty (o.ConstraintFcn))
         sol.lambda = lambda;
+      endif
+      if (! isempty (mon))
+        sol.invariants = mon.invariants;
+        if (isfield (mon, "residuals"))
+          sol.residuals = mon.residuals;
+        endif
+        if (isfield (mon, "lambda"))
+          sol.lambda = mon.lambda;
+        endif
       endif
       if (! isempty (o.Events))
         sol.xe = te.';  sol.ye = ye.';  sol.ie = ie.';

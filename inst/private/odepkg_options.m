@@ -10,30 +10,33 @@
 
 function o = odepkg_options (solver, opts, n)
 
-  defaults = struct ("RelTol", 1e-3, "AbsTol", 1e-6, "NormControl", "off",
-                     "InitialStep", [], "MaxStep", [], "OutputFcn", [],
-                     "OutputSel", [], "Stats", "off", "Explicit", "no",
-                     "TimeStepSize", [], "TimeStepNumber", [],
-                     "HamiltonianHessFcn", [], "NewtonTol", [],
-                     "MaxNewtonIterations", 30, "ConstraintFcn", [],
-                     "ConstraintGradFcn", [], "ConstraintHessFcn", [],
-                     "ConstraintsNb", [], "InitialProjection", "warn",
-                     "Q_DoFs", [], "P_DoFs", [], "Nodes", [], "Weights", [],
-                     "Legendre", [], "Derivatives", [], "Extremes", [], "NodeOutput", "off",
-                     "ConstraintVariables", "q", "ConstraintFlowFcn", [], "BaseMethod", [],
-                     "LieGroup", [], "MassMatrix", [], "Events", [], "Refine", 1);
-  o = defaults;
-  fn = fieldnames (defaults);
-  for i = 1:numel (fn)
-    if (isfield (opts, fn{i}) && ! isempty (opts.(fn{i})))
-      o.(fn{i}) = opts.(fn{i});
+  T = odepkg_option_table ();
+  o = cell2struct ({T.default}(:), {T.name}(:), 1);
+  for i = 1:numel (T)
+    if (isfield (opts, T(i).name) && ! isempty (opts.(T(i).name)))
+      o.(T(i).name) = opts.(T(i).name);
     endif
   endfor
 
-  positive_scalar (solver, o, {"RelTol", "InitialStep", "MaxStep", ...
-                                "TimeStepSize", "NewtonTol"});
-  positive_integer (solver, o, {"TimeStepNumber", "MaxNewtonIterations", ...
-                                 "ConstraintsNb", "Refine"});
+  ## Validation by kind, for every option of the table (whichever solver);
+  ## on/off and choice values are returned in the table's spelling, so the
+  ## compiled side (case-sensitive) reads what this check accepted.
+  for i = 1:numel (T)
+    name = T(i).name;
+    switch (T(i).kind)
+      case "positive"
+        positive_scalar (solver, o, {name});
+      case "count"
+        positive_integer (solver, o, {name});
+      case "onoff"
+        o.(name) = on_off (solver, name, o.(name));
+      case "handle"
+        handles (solver, o, {name});
+      case "choice"
+        o.(name) = choice (solver, name, o.(name), T(i).values);
+    endswitch
+  endfor
+
   if (o.RelTol < 100 * eps)
     ## As MATLAB's solvers: below this the step-doubling estimate is round-off
     ## and the steps would creep (an error of exactly 0 is "accepted").
@@ -44,17 +47,6 @@ function o = odepkg_options (solver, opts, n)
   if (! (isnumeric (o.AbsTol) && isreal (o.AbsTol) && all (o.AbsTol(:) > 0)
          && any (numel (o.AbsTol) == [1, n])))
     bad (solver, "AbsTol", "a positive scalar or a vector with one entry per state component");
-  endif
-  on_off (solver, o, {"NormControl", "Stats", "Explicit", "NodeOutput"});
-  handles (solver, o, {"OutputFcn", "Events", "HamiltonianHessFcn", "ConstraintFcn", ...
-                       "ConstraintGradFcn", "ConstraintHessFcn", "ConstraintFlowFcn"});
-  if (! (ischar (o.ConstraintVariables) && any (strcmp (o.ConstraintVariables, {"q", "qp"}))))
-    bad (solver, "ConstraintVariables", '"q" (g(q), the default) or "qp" (g(q, p))');
-  endif
-  if (! isempty (o.BaseMethod)
-      && ! (ischar (o.BaseMethod)
-            && any (strcmp (o.BaseMethod, {"stormer_verlet", "midpoint", "symplectic_euler"}))))
-    bad (solver, "BaseMethod", '"stormer_verlet", "midpoint" or "symplectic_euler"');
   endif
   constrained = any (strcmp (solver, {"odeRATTLE", "odeSHAKE"}));
   if (! constrained && (! strcmp (o.ConstraintVariables, "q") || ! isempty (o.BaseMethod)
@@ -73,12 +65,10 @@ function o = odepkg_options (solver, opts, n)
          'given with ConstraintVariables "qp" only (holonomic fibres p - G(q)'' s are taken in closed form)');
   endif
   if (! isempty (o.OutputSel)
-      && ! (isnumeric (o.OutputSel) && all (o.OutputSel(:) == fix (o.OutputSel(:)))
+      && ! (isnumeric (o.OutputSel) && isreal (o.OutputSel)
+            && all (o.OutputSel(:) == fix (o.OutputSel(:)))
             && all (o.OutputSel(:) >= 1 & o.OutputSel(:) <= n)))
     bad (solver, "OutputSel", sprintf ("a vector of indices between 1 and %d", n));
-  endif
-  if (! any (strcmpi (o.InitialProjection, {"warn", "error"})))
-    bad (solver, "InitialProjection", '"warn" or "error"');
   endif
   if (! isempty (o.ConstraintFcn) && isempty (o.ConstraintsNb))
     bad (solver, "ConstraintsNb", "given with ConstraintFcn (the number of constraints)");
@@ -87,7 +77,7 @@ function o = odepkg_options (solver, opts, n)
     bad (solver, "ConstraintsNb",
          sprintf ("smaller than the dimension of q (%d)", n / 2));
   endif
-  honoured_or_refused (solver, opts);
+  honoured_or_refused (solver, opts, T);
 
 endfunction
 
@@ -115,15 +105,43 @@ function positive_integer (solver, o, names)
   endfor
 endfunction
 
-function on_off (solver, o, names)
-  for i = 1:numel (names)
-    v = o.(names{i});
-    ok = ((ischar (v) && any (strcmpi (v, {"on", "off", "yes", "no"})))
-          || ((islogical (v) || isnumeric (v)) && isscalar (v)));
-    if (! ok)
-      bad (solver, names{i}, '"on"/"yes" or "off"/"no"');
-    endif
-  endfor
+## "on"/"yes" or "off"/"no" in any case, or a logical/numeric scalar:
+## returned as "on" or "off".
+function v = on_off (solver, name, v)
+  if (ischar (v) && any (strcmpi (v, {"on", "yes"})))
+    v = "on";
+  elseif (ischar (v) && any (strcmpi (v, {"off", "no"})))
+    v = "off";
+  elseif ((islogical (v) || isnumeric (v)) && isscalar (v) && isreal (v) && ! isnan (v))
+    v = ifelse_onoff (v != 0);
+  else
+    bad (solver, name, '"on"/"yes" or "off"/"no"');
+  endif
+endfunction
+
+function s = ifelse_onoff (b)
+  if (b)
+    s = "on";
+  else
+    s = "off";
+  endif
+endfunction
+
+## One of VALUES, in any case (empty: the solver's default); returned as
+## spelled in the table.
+function v = choice (solver, name, v, values)
+  if (isempty (v))
+    return;
+  endif
+  k = [];
+  if (ischar (v) && isrow (v))
+    k = find (strcmpi (v, values), 1);
+  endif
+  if (isempty (k))
+    list = sprintf ('"%s", ', values{:});
+    bad (solver, name, sprintf ("one of %s", list(1:end-2)));
+  endif
+  v = values{k};
 endfunction
 
 function handles (solver, o, names)
@@ -136,31 +154,15 @@ function handles (solver, o, names)
 endfunction
 
 ## Every option is honoured or refused, never ignored: a non-empty field of
-## OPTS that SOLVER does not honour is an odepkg:unsupportedOption error
-## naming it and what to do instead.  The table: options every solver
-## honours, then each solver's own.
-function honoured_or_refused (solver, opts)
-  common = {"RelTol", "AbsTol", "NormControl", "InitialStep", "MaxStep", "OutputFcn", ...
-            "OutputSel", "Stats", "TimeStepSize", "TimeStepNumber", "Vectorized", "Events", ...
-            "Refine"};
-  newton = {"NewtonTol", "MaxNewtonIterations"};
-  constraints = {"ConstraintFcn", "ConstraintGradFcn", "ConstraintsNb", "InitialProjection"};
-  own = struct ("odeSE", {[{"Explicit", "HamiltonianHessFcn"}, newton]},
-                "odeSV", {[{"Explicit", "HamiltonianHessFcn"}, newton]},
-                "odeVV", {{}},
-                "odeRATTLE", {[{"Explicit", "HamiltonianHessFcn", "ConstraintHessFcn", ...
-                                "ConstraintVariables", "ConstraintFlowFcn", "BaseMethod"}, ...
-                               newton, constraints]},
-                "odeSHAKE", {[{"Explicit", "HamiltonianHessFcn", "ConstraintHessFcn", ...
-                               "ConstraintVariables", "ConstraintFlowFcn", "BaseMethod"}, ...
-                              newton, constraints]},
-                "odeSPVI", {[{"HamiltonianHessFcn", "Q_DoFs", "P_DoFs", "Nodes", "Weights", ...
-                              "Legendre", "Derivatives", "Extremes", "NodeOutput"}, newton]},
-                "odeRATTLie", {[{"LieGroup", "MassMatrix"}, newton, constraints]});
-  if (! isfield (own, solver))
+## OPTS that SOLVER does not honour (per odepkg_option_table) is an
+## odepkg:unsupportedOption error naming it and what to do instead.
+function honoured_or_refused (solver, opts, T)
+  solvers = {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeSPVI", "odeRATTLie"};
+  if (! any (strcmp (solver, solvers)))
     return;
   endif
-  honoured = [common, own.(solver)];
+  honours = @(row, s) ischar (row.solvers) || any (strcmp (s, row.solvers));
+  honoured = {T(arrayfun (@(r) honours (r, solver), T)).name};
   ## odeset's options the package has no use for, with the remedy
   foreign = struct (
     "Mass", "put the kinetic energy (the mass matrix) into f (odeRATTLie: option MassMatrix)",
@@ -189,19 +191,13 @@ function honoured_or_refused (solver, opts)
       error ("odepkg:unsupportedOption", '%s: option "%s" is not supported: %s', solver, name,
              foreign.(name));
     endif
-    others = {};
-    sol = fieldnames (own);
-    for k = 1:numel (sol)
-      if (any (strcmp (name, own.(sol{k}))))
-        others{end+1} = sol{k};
-      endif
-    endfor
-    if (isempty (others))
+    row = T(strcmp (name, {T.name}));
+    if (isempty (row))
       error ("odepkg:unsupportedOption",
              '%s: unknown option "%s" (build the options with odepkgset, which checks the names)',
              solver, name);
     endif
     error ("odepkg:unsupportedOption", '%s: option "%s" is not used by %s; it is an option of %s',
-           solver, name, solver, strjoin (others, ", "));
+           solver, name, solver, strjoin (row.solvers, ", "));
   endfor
 endfunction

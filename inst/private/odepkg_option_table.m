@@ -1,0 +1,102 @@
+## Copyright (C) 2026 The odepkg developers
+## SPDX-License-Identifier: GPL-3.0-or-later
+
+## -*- texinfo -*-
+## @deftypefn {} {@var{T} =} odepkg_option_table ()
+## The one declarative table of the package's options: a struct array with
+## fields @code{name}, @code{kind} (how the value is validated), @code{default},
+## @code{solvers} (the solvers that honour it, or @qcode{"all"}) and
+## @code{help} (one line).  It drives @code{odepkgset} (the accepted names),
+## @code{odepkg_options} (defaults, validation, and the refusal of options a
+## solver does not honour) and the list printed by @code{odepkg ()}.
+##
+## Kinds: @qcode{"positive"} (finite scalar > 0), @qcode{"count"} (positive
+## integer), @qcode{"onoff"}, @qcode{"handle"}, @qcode{"choice"} (one of
+## @code{values}), @qcode{"abstol"}, and @qcode{"special"} (checked by the
+## solver or the compiled side, with its own message).
+## @end deftypefn
+
+function T = odepkg_option_table ()
+
+  persistent table = build ();
+  T = table;
+
+endfunction
+
+function T = build ()
+
+  all_ = "all";
+  newton = {"odeSE", "odeSV", "odeRATTLE", "odeSHAKE", "odeSPVI", "odeRATTLie"};
+  implicit = {"odeSE", "odeSV", "odeRATTLE", "odeSHAKE", "odeSPVI"};
+  shake_rattle = {"odeRATTLE", "odeSHAKE"};
+  constrained = {"odeRATTLE", "odeSHAKE", "odeRATTLie"};
+  spvi = {"odeSPVI"};
+
+  ## name, kind, default, solvers, help
+  rows = {
+    "RelTol", "positive", 1e-3, all_, ...
+      "relative tolerance of the step-doubling error estimate (adaptive steps)";
+    "AbsTol", "abstol", 1e-6, all_, ...
+      "absolute tolerance: a scalar or one entry per state component";
+    "NormControl", "onoff", "off", all_, ...
+      "control the norm of the error instead of each component";
+    "InitialStep", "positive", [], all_, "first trial step of adaptive runs";
+    "MaxStep", "positive", [], all_, "largest step (default a tenth of the span)";
+    "OutputFcn", "handle", [], all_, ...
+      "called as ode45 does (\"init\", each output, \"done\"); odeplot when no output is requested";
+    "OutputSel", "special", [], all_, "state components passed to OutputFcn";
+    "Stats", "onoff", "off", all_, "print the counts of steps, calls and Newton iterations";
+    "Vectorized", "special", [], all_, ...
+      "accepted: the solvers call FCN with one state at a time, which a vectorized FCN handles";
+    "Events", "handle", [], all_, ...
+      "[value, isterminal, direction] = fcn (t, y): zero crossings located on the method's own steps";
+    "Refine", "count", 1, all_, "output Refine - 1 more points inside each step, from deval's interpolant";
+    "TimeStepSize", "positive", [], all_, "fixed steps of this size";
+    "TimeStepNumber", "count", [], all_, "with a scalar TSPAN: that many fixed steps";
+    "HamiltonianFcn", "handle", [], all_, ...
+      "H (t, y): monitored at the output times (sol.invariants); constrained solvers add residuals and multipliers";
+    "InvariantFcn", "handle", [], all_, ...
+      "I (t, y), a vector of first integrals monitored at the output times (sol.invariants)";
+    "Explicit", "onoff", "no", {"odeSE", "odeSV", "odeRATTLE", "odeSHAKE"}, ...
+      "\"yes\" for separable H = T(p) + V(q): explicit schemes, fewest calls";
+    "HamiltonianHessFcn", "handle", [], implicit, ...
+      "the 2d-by-2d Hessian of H in (q, p) order for Newton's Jacobian (differences otherwise)";
+    "NewtonTol", "positive", [], newton, "tolerance on the scaled Newton correction (default 1e-12)";
+    "MaxNewtonIterations", "count", 30, newton, "Newton iterations per solve";
+    "ConstraintFcn", "handle", [], constrained, "the constraints g = 0 (m-by-1)";
+    "ConstraintGradFcn", "handle", [], constrained, "their gradient (m-by-d; \"qp\": m-by-2d)";
+    "ConstraintHessFcn", "handle", [], shake_rattle, "their Hessians (d-by-d-by-m; \"qp\": 2d-by-2d-by-m)";
+    "ConstraintsNb", "count", [], constrained, "the number m of constraints";
+    "InitialProjection", "choice", "warn", constrained, ...
+      "inconsistent initial data: \"warn\" (project and warn) or \"error\"";
+    "ConstraintVariables", "choice", "q", shake_rattle, ...
+      "\"q\": g(q) (holonomic), \"qp\": g(q, p) on phase space (seed 002)";
+    "ConstraintFlowFcn", "handle", [], shake_rattle, ...
+      "z = fcn (y, s): the fibre flow exp (sum s_i X_gi) (y) for \"qp\" constraints";
+    "BaseMethod", "choice", [], shake_rattle, ...
+      "symplectic map under SHAKE/RATTLE: stormer_verlet, midpoint or symplectic_euler";
+    "LieGroup", "special", [], {"odeRATTLie"}, "the configuration group: a name (\"SO3\", \"S3xR3\", ...) or a struct";
+    "MassMatrix", "special", [], {"odeRATTLie"}, "the constant n-by-n mass matrix (default the identity)";
+    "Q_DoFs", "special", [], spvi, "Legendre modes per step (2..30)";
+    "P_DoFs", "special", [], spvi, "Gauss nodes per step (Q_DoFs - 1..30)";
+    "Nodes", "special", [], spvi, "the seed's quadrature nodes table (checked against Gauss-Legendre)";
+    "Weights", "special", [], spvi, "the seed's quadrature weights table";
+    "Legendre", "special", [], spvi, "the seed's Legendre values table";
+    "Derivatives", "special", [], spvi, "the seed's Legendre derivatives table";
+    "Extremes", "special", [], spvi, "the seed's end-point values table";
+    "NodeOutput", "onoff", "off", spvi, "also output the states at the Gauss nodes of every step";
+  };
+  T = struct ("name", rows(:, 1), "kind", rows(:, 2), "default", rows(:, 3),
+              "solvers", rows(:, 4), "help", rows(:, 5), "values", {{}});
+  for i = 1:numel (T)
+    switch (T(i).name)
+      case "InitialProjection"
+        T(i).values = {"warn", "error"};
+      case "ConstraintVariables"
+        T(i).values = {"q", "qp"};
+      case "BaseMethod"
+        T(i).values = {"stormer_verlet", "midpoint", "symplectic_euler"};
+    endswitch
+  endfor
+
+endfunction
