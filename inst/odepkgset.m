@@ -48,6 +48,11 @@
 ## odeRATTLie: the configuration group (a name such as @qcode{"SO3"},
 ## @qcode{"S3xR3"}, @qcode{"Rn"}, or a struct of its operations) and the
 ## constant n-by-n mass matrix (default the identity).
+## @item @qcode{"HamiltonianFcn"}, @qcode{"InvariantFcn"}
+## Monitoring, off by default: @code{H = fcn (@var{t}, y)} and a vector of
+## first integrals @code{I = fcn (@var{t}, y)}, evaluated at the output
+## times only: @code{sol.invariants} (values and largest deviation), and for
+## constrained solvers @code{sol.residuals} and @code{sol.lambda}.
 ## @item @qcode{"InitialProjection"}
 ## What to do when the initial data violate the constraints:
 ## @qcode{"warn"} (project and warn, default) or @qcode{"error"}.
