@@ -13,6 +13,10 @@ function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
   if (! (isstruct (sol) && isscalar (sol) && isfield (sol, "x") && isfield (sol, "y")))
     error ("odepkg:invalidInput", "deval: SOL must be a solution struct with fields x and y");
   endif
+  if (isfield (sol, "solver") && strcmp (sol.solver, "odeRATTLie"))
+    error ("odepkg:invalidInput",
+           "deval: odeRATTLie solutions live on a Lie group, which an interpolant of the coordinates would leave; request the output times in TSPAN instead");
+  endif
   x = sol.x(:).';  Y = sol.y;
   N = numel (x);
   if (N < 1 || columns (Y) != N)
@@ -58,8 +62,13 @@ function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
   endfor
 
   if (isfield (sol, "idata") && isstruct (sol.idata) && isfield (sol.idata, "constraint"))
+    qp = isfield (sol.idata, "variables") && strcmp (sol.idata.variables, "qp");
     for j = 1:numel (t)
-      [y(:, j), yp(:, j)] = project_holonomic (sol.idata, t(j), y(:, j), yp(:, j));
+      if (qp)
+        y(:, j) = project_phase_space (sol.idata, t(j), y(:, j));
+      else
+        [y(:, j), yp(:, j)] = project_holonomic (sol.idata, t(j), y(:, j), yp(:, j));
+      endif
     endfor
   endif
   y = y(idx, :);
@@ -111,6 +120,30 @@ function [y, yp] = project_holonomic (id, t, y, yp)
     p += Gq' * (J \ r);                       # mu = -J \ r,  p <- p - G' mu
   endfor
   y = [q; p];
+endfunction
+
+## Constraints on phase space, g(y) = 0 and their hidden part {g, H} =
+## Dg(y) f(t, y) = 0 (seed 002): minimum-norm Gauss-Newton steps y <- y -
+## J' (J J') \ F on F = [g; Dg f], the rows of D(Dg f) by forward differences.
+function y = project_phase_space (id, t, y)
+  n = numel (y);
+  hid = @(z) grad (id, z) * id.fcn (t, z, id.extra{:})(:);
+  for it = 1:10
+    D = grad (id, y);
+    F = [id.constraint(y, id.extra{:})(:); D * id.fcn(t, y, id.extra{:})(:)];
+    if (norm (F, Inf) <= 8 * eps * max (1, norm (y, Inf)) * max (1, norm (D, Inf)))
+      break;
+    endif
+    m = rows (D);
+    Dh = zeros (m, n);
+    delta = sqrt (eps) * max (1, norm (y, Inf));
+    for k = 1:n
+      e = zeros (n, 1);  e(k) = delta;
+      Dh(:, k) = (hid (y + e) - F(m+1:end)) / delta;
+    endfor
+    J = [D; Dh];
+    y -= J' * ((J * J') \ F);
+  endfor
 endfunction
 
 function Gq = grad (id, q)

@@ -456,3 +456,20 @@ endfunction
 %! ## no ConstraintGradFcn: G by differences, lambda to ~1e-6
 %! sd = odeRATTLE (f, 0, [1; 0; 0; 0], odepkgset (o, "ConstraintGradFcn", []));
 %! assert (sd.lambda, lam (sd.y), 1e-5);
+
+%!test
+%! ## deval for g(q, p) ("qp"): interpolated states projected onto M and M_H
+%! ## (|g| and |{g, H}| at round-off at mid-steps), within the method's error
+%! ## of the trajectory; odeRATTLie solutions are refused (they live on a group)
+%! f = @(t, y) [y(3:4); 0; -1];
+%! warning ("off", "odepkg:inconsistentInitialData", "local");
+%! sol = odeRATTLE (f, 0, table1_za (), sphere_opts ("TimeStepSize", 0.05, "TimeStepNumber", 40));
+%! tm = (sol.x(1:end-1) + sol.x(2:end)) / 2;
+%! y = __odepkg_deval__ (sol, tm).';
+%! assert (max (abs (sum (y.^2, 2) - 1)) <= 1e-14);
+%! assert (max (abs (2 * sum (y .* [y(:,3:4), zeros(rows (y), 1), -ones(rows (y), 1)], 2))) <= 1e-14);
+%! fine = odeRATTLE (f, 0, sol.y(:, 1), sphere_opts ("TimeStepSize", 0.025, "TimeStepNumber", 80));
+%! err_steps = max (max (abs (sol.y - fine.y(:, 1:2:end))));     # the method's own error
+%! assert (max (max (abs (y - fine.y(:, 2:2:end).'))) < 3 * err_steps);
+%!error <live on a Lie group> __odepkg_deval__ (struct ("x", [0 1], "y", [1 1; 0 0; 0 0; 0 0; 0 0; 0 0; 0 0], "solver", "odeRATTLie"), 0.5)
+%!error <option "Refine" is not used by odeRATTLie> odeRATTLie (@(t, y) zeros (3, 1), [0 1], [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "Refine", 4))

@@ -130,3 +130,17 @@ endfunction
 %! f = @(t, x) [x(2); -sin(x(1))];
 %! [t, y] = odeSE (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 2000, "Explicit", "yes"));
 %! plot (t, y(:,2).^2 / 2 - cos (y(:,1)));  xlabel ("t");  ylabel ("H");
+
+%!test
+%! ## Events with direction and terminal (ode45's meaning): q = cos t
+%! ## decreasing through 0 at pi/2 ends the run there; the error of te is
+%! ## the method's, O(h) (fitted ratio 2 for h/2); the last output is the event.
+%! ev = @(t, x) deal (x(1), true, -1);
+%! o = odepkgset ("Events", ev, "TimeStepSize", 0.002, "Explicit", "yes");
+%! [t, y, te, ye, ie] = odeSE (@(t, x) [x(2); -x(1)], [0 10], [1; 0], o);
+%! assert (ie, 1);
+%! assert (te, pi / 2, 2e-3);
+%! assert (abs (ye(1)) < 1e-12);
+%! assert ([t(end), y(end, :)], [te, ye]);
+%! [~, ~, te2] = odeSE (@(t, x) [x(2); -x(1)], [0 10], [1; 0], odepkgset (o, "TimeStepSize", 0.001));
+%! assert (abs (te - pi / 2) / abs (te2 - pi / 2), 2, 0.1);

@@ -154,3 +154,16 @@ endfunction
 %!                "TimeStepSize", 0.01, "TimeStepNumber", 2000);
 %! [t, y] = odeSHAKE (f, 0, [sin(1); -cos(1); 0; 0], o);
 %! plot (t, sum (y(:,1:2) .* y(:,3:4), 2));  title ("G(q) H_p (not projected)");
+
+%!test
+%! ## Events under SHAKE: the pendulum released horizontally crosses the
+%! ## vertical at a quarter period K(1/2) (ellipke); the event state is a
+%! ## SHAKE state, on the constraint to round-off.
+%! f = @(t, x) [x(3:4); 0; -1];
+%! o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q', "ConstraintsNb", 1,
+%!                "Explicit", "yes", "TimeStepSize", 0.005, "Events", @(t, x) deal (x(1), true, -1));
+%! [t, y, te, ye] = odeSHAKE (f, [0 5], [1; 0; 0; 0], o);
+%! assert (te, ellipke (1/2), 1e-4);
+%! assert (abs (ye(1)) < 1e-12);
+%! assert (abs (ye(1:2) * ye(1:2)' - 1) < 1e-14);
+%! assert (t(end), te);

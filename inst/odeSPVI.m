@@ -196,3 +196,17 @@ endfunction
 %! H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
 %! semilogy (t, abs (H - H(1)) + eps);
 %! xlabel ("t");  ylabel ("|H - H_0|");  title ("odeSPVI (Q = 4, P = 3), h = T/50");
+
+%!test
+%! ## Events on SPVI steps: every zero of q = cos t in [0, 10] (both
+%! ## directions), te to the method's order-4 accuracy, event states exact
+%! ## zeros of the event function.
+%! ev = @(t, x) deal (x(1), false, 0);
+%! o = odepkgset ("Events", ev, "TimeStepSize", 0.1);
+%! [~, ~, te, ye, ie] = odeSPVI (@(t, x) [x(2); -x(1)], [0 10], [1; 0], o);
+%! exact = pi / 2 + pi * (0:2)';
+%! assert (te, exact, 3e-6);
+%! assert (max (abs (ye(:, 1))) < 1e-12);
+%! assert (ie, ones (3, 1));
+%! [~, ~, te2] = odeSPVI (@(t, x) [x(2); -x(1)], [0 10], [1; 0], odepkgset (o, "TimeStepSize", 0.05));
+%! assert (log2 (abs (te(2:3) - exact(2:3)) ./ abs (te2(2:3) - exact(2:3))), [4; 4], 0.3);

@@ -270,3 +270,17 @@ endfunction
 %! catch err
 %!   assert (err.identifier, "odepkg:badFcnOutput");
 %! end_try_catch
+%!test
+%! ## Events: Kepler pericentre passages (q.p increasing through 0) from the
+%! ## apocentre, at t = pi, 3 pi, 5 pi; the event function vanishes at the
+%! ## reported state; te's error is the method's, O(h^2) (fitted ratio 4).
+%! e = 0.6;  y0 = [-(1 + e); 0; 0; -sqrt((1 - e) / (1 + e))];
+%! ev = @(t, y) deal (y(1:2)' * y(3:4), false, 1);
+%! o = odepkgset ("Events", ev, "TimeStepSize", 0.004, "Explicit", "yes");
+%! [~, ~, te, ye, ie] = odeSV (@kepler, [0 17], y0, o);
+%! exact = pi * [1; 3; 5];
+%! assert (ie, ones (3, 1));
+%! assert (te, exact, 1e-3);
+%! assert (max (abs (sum (ye(:, 1:2) .* ye(:, 3:4), 2))) < 1e-10);
+%! [~, ~, te2] = odeSV (@kepler, [0 17], y0, odepkgset (o, "TimeStepSize", 0.002));
+%! assert (abs (te - exact) ./ abs (te2 - exact), 4 * ones (3, 1), 0.4);

@@ -140,6 +140,21 @@ endfunction
 %! [~, ~, te2] = odeVV (f, [0 10], [1; 0], odepkgset (o, "TimeStepSize", 0.005));
 %! r = abs (te - (pi / 2 + pi * (0:2)')) ./ abs (te2 - (pi / 2 + pi * (0:2)'));
 %! assert (r, 4 * ones (3, 1), 0.2);
+%!function [v, term, dir] = counted_event (t, x)
+%!  global odepkg_vv_evcalls
+%!  odepkg_vv_evcalls += 1;
+%!  v = x(1) - 2;  term = false;  dir = 0;
+%!endfunction
+%!test
+%! ## no crossing: exactly one event call per step and one at t0 (counted,
+%! ## and what stats reports)
+%! global odepkg_vv_evcalls
+%! odepkg_vv_evcalls = 0;
+%! sol = odeVV (@(t, x) [x(2); -x(1)], 0, [1; 0], odepkgset ("Events", @counted_event, "TimeStepSize", 0.1, "TimeStepNumber", 50));
+%! assert (odepkg_vv_evcalls, 51);
+%! assert (sol.stats.neventevals, 51);
+%! assert (isempty (sol.xe));
+%! clear -global odepkg_vv_evcalls
 %!test
 %! ## direction and terminal: only increasing crossings of q (t = 3 pi / 2),
 %! ## terminal: the run ends there, the event state as last output; two

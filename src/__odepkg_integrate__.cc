@@ -166,7 +166,7 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
       {
         OctaveEvents::outputs (events->events (), r(5), r(6), r(7), n);
         octave_scalar_map st = r(2).scalar_map_value ();
-        st.assign ("neventevals", static_cast<double> (events->evaluations () + 1));
+        st.assign ("neventevals", static_cast<double> (octave_events->calls ()));
         r(2) = st;
       }
     else

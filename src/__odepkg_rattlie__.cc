@@ -228,7 +228,7 @@ times when @var{want_lambda} is true.  Called by odeRATTLie.\n\
     if (events)
       {
         OctaveEvents::outputs (events->events (), rv(6), rv(7), rv(8), ns);
-        st.assign ("neventevals", static_cast<double> (events->evaluations () + 1));
+        st.assign ("neventevals", static_cast<double> (octave_events->calls ()));
         rv(2) = st;
       }
     else

@@ -141,9 +141,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## Refine (ode45's meaning): with every step output, Refine - 1 more
   ## points inside each step, from the interpolant of deval.
   idata = [];
-  if (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})) && strcmp (o.ConstraintVariables, "q"))
+  if (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})))
     idata = struct ("constraint", o.ConstraintFcn, "grad", o.ConstraintGradFcn, "fcn", fcn,
-                    "extra", {extra});
+                    "extra", {extra}, "variables", o.ConstraintVariables);
   endif
   if (o.Refine > 1 && numel (times) == 2 && numel (t) > 1)
     s = struct ("x", t.', "y", y.', "idata", idata);

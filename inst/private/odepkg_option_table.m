@@ -50,7 +50,8 @@ function T = build ()
       "accepted: the solvers call FCN with one state at a time, which a vectorized FCN handles";
     "Events", "handle", [], all_, ...
       "[value, isterminal, direction] = fcn (t, y): zero crossings located on the method's own steps";
-    "Refine", "count", 1, all_, "output Refine - 1 more points inside each step, from deval's interpolant";
+    "Refine", "count", 1, {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeSPVI"}, ...
+      "output Refine - 1 more points inside each step, from deval's interpolant (not on Lie groups)";
     "TimeStepSize", "positive", [], all_, "fixed steps of this size";
     "TimeStepNumber", "count", [], all_, "with a scalar TSPAN: that many fixed steps";
     "HamiltonianFcn", "handle", [], all_, ...

@@ -23,15 +23,24 @@ class OctaveEvents {
     for (int i = 0; i < extra.length(); ++i) args_(2 + i) = extra(i);
   }
 
-  /// Number of event components, from one call at (t0, x0).
+  /// Number of event components, from one call at (t0, x0).  Its values
+  /// serve the locator's first request at the same point: no second call.
   int probe(double t0, const Vec& x0) {
     call(t0, x0, -1);
+    probe_t_ = t0;
+    probe_x_ = x0;
+    probe_pending_ = true;
     return k_;
   }
 
+  /// Calls of the user's function so far (the probe included).
+  long calls() const { return calls_; }
+
   EventLocator::EventFn callback() {
     return [this](double t, const ConstVecRef& x, VecRef value, VecRef term, VecRef dir) {
-      call(t, x, k_);
+      const bool reuse = probe_pending_ && t == probe_t_ && x == probe_x_;
+      probe_pending_ = false;
+      if (!reuse) call(t, x, k_);
       value = value_;
       term = term_;
       dir = dir_;
@@ -59,6 +68,7 @@ class OctaveEvents {
     std::copy(x.data(), x.data() + x.size(), xo.fortran_vec());
     args_(0) = t;
     args_(1) = xo;
+    ++calls_;
     const octave_value_list r = octave::feval(fcn_, args_, 3);
     if (r.length() < 3)
       error_with_id("odepkg:badFcnOutput",
@@ -98,6 +108,10 @@ class OctaveEvents {
   octave_value_list args_;
   Vec value_, term_, dir_;
   int k_ = 0;
+  long calls_ = 0;
+  double probe_t_ = 0.0;
+  Vec probe_x_;
+  bool probe_pending_ = false;
 };
 
 }  // namespace odepkg::binding
