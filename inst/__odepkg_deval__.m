@@ -44,6 +44,8 @@ function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
   y = zeros (rows (Y), numel (t));
   yp = y;
   xs = s * x;
+  spvi = (N > 1 && isfield (sol, "idata") && isstruct (sol.idata) && isfield (sol.idata, "nodes")
+          && ! isempty (sol.idata.nodes) && size (sol.idata.nodes.t, 2) == N - 1);
   for j = 1:numel (t)
     tj = s * t(j);
     k = lookup (xs, tj);                      # xs(k) <= tj < xs(k+1)
@@ -55,6 +57,18 @@ function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
       nodes = 1:min (N, 4);
     else
       nodes = max (1, N - 3):N;
+    endif
+    if (spvi)
+      ## odeSPVI: the step's own polynomial, through its end points and its
+      ## P Gauss-node states (q's Legendre polynomial of degree Q - 1 <= P + 1
+      ## exactly; p through the nodal momenta)
+      ks = min (max (lookup (xs, tj), 1), N - 1);
+      xn = [x(ks), sol.idata.nodes.t(:, ks).', x(ks+1)];
+      Yn = [Y(:, ks), sol.idata.nodes.y(:, :, ks), Y(:, ks+1)];
+      [w, wp] = lagrange_weights (xn, t(j));
+      y(:, j) = Yn * w;
+      yp(:, j) = Yn * wp;
+      continue;
     endif
     [w, wp] = lagrange_weights (x(nodes), t(j));
     y(:, j) = Y(:, nodes) * w;

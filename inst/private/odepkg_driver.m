@@ -107,7 +107,18 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
     [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda);
   else
+    ## odeSPVI's dense output is its own polynomial: with sol requested over
+    ## steps, the compiled side also returns the Gauss-node states, kept in
+    ## sol.idata for deval and removed from the output.
+    spvi_nodes = (strcmp (method, "spectral_var_int") && numel (times) == 2
+                  && strcmp (o.NodeOutput, "off") && (nout == 1 || o.Refine > 1));
+    if (spvi_nodes)
+      copts.NodeOutput = "on";
+    endif
     [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver);
+    if (spvi_nodes)
+      [t, y, nodes] = split_spvi_nodes (o, t, y);
+    endif
   endif
 
   if (! ok)
@@ -141,6 +152,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## Refine (ode45's meaning): with every step output, Refine - 1 more
   ## points inside each step, from the interpolant of deval.
   idata = [];
+  if (! lie && spvi_nodes && ! isempty (nodes))
+    idata = struct ("nodes", nodes);
+  endif
   if (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})))
     idata = struct ("constraint", o.ConstraintFcn, "grad", o.ConstraintGradFcn, "fcn", fcn,
                     "extra", {extra}, "variables", o.ConstraintVariables);
@@ -206,6 +220,30 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       out = {t, y, te, ye, ie}(1:nout);
   endswitch
 
+endfunction
+
+## The P Gauss-node states between the end points of every step (as
+## NodeOutput "on" returns them) split off: NODES.t (P-by-K), NODES.y
+## (n-by-P-by-K) for K steps.  If the pattern does not hold (it always should),
+## NODES is empty and deval falls back to its cubic.
+function [t, y, nodes] = split_spvi_nodes (o, t, y)
+  Q = o.Q_DoFs;  P = o.P_DoFs;
+  if (isempty (Q) && isempty (P))
+    P = 2;
+  elseif (isempty (P))
+    P = Q - 1;
+  endif
+  nodes = [];
+  N = numel (t);
+  if (N < 2 || mod (N - 1, P + 1) != 0)
+    return;
+  endif
+  K = (N - 1) / (P + 1);
+  ends = 1:(P + 1):N;
+  inner = setdiff (1:N, ends);
+  nodes = struct ("t", reshape (t(inner), P, K), "y", reshape (y(inner, :).', [], P, K));
+  t = t(ends);
+  y = y(ends, :);
 endfunction
 
 ## odeRATTLie's own options: LieGroup (a name or a struct) and MassMatrix.
