@@ -221,6 +221,22 @@ endfunction
 %!   assert (err.identifier, "odepkg:outputTooLarge");
 %! end_try_catch
 %! assert (toc () < 1);
+%!function stop = stop_after_100 (t, y, flag)
+%!  global odepkg_sv_seen
+%!  if (isempty (flag))
+%!    odepkg_sv_seen += numel (t);
+%!  endif
+%!  stop = odepkg_sv_seen >= 100;
+%!endfunction
+%!test
+%! ## with no output argument the output streams through the OutputFcn and
+%! ## is not stored: the same 1e9 steps are not refused (the OutputFcn stops
+%! ## the run after 100 points), and no memory is reserved for them
+%! global odepkg_sv_seen
+%! odepkg_sv_seen = 0;
+%! odeSV (@(t, x) [x(2); -x(1)], 0, [1; 0], odepkgset ("TimeStepSize", 1e-3, "TimeStepNumber", 1e9, "OutputFcn", @stop_after_100));
+%! assert (odepkg_sv_seen, 100);
+%! clear -global odepkg_sv_seen
 
 %!demo
 %! ## Kepler orbit (e = 0.6) for 10^4 fixed steps: the energy error stays bounded

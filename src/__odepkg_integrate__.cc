@@ -59,24 +59,28 @@ warn_rank_deficient (const char* who, double t, double cond)
 
 DEFUN_DLD (__odepkg_integrate__, args, ,
            "-*- texinfo -*-\n\
-@deftypefn {} {[@var{t}, @var{y}, @var{stats}, @var{ok}, @var{msg}] =} __odepkg_integrate__ (@var{method}, @var{fcn}, @var{times}, @var{y0}, @var{options}, @var{extra}, @var{solver})\n\
+@deftypefn {} {[@var{t}, @var{y}, @var{stats}, @var{ok}, @var{msg}] =} __odepkg_integrate__ (@var{method}, @var{fcn}, @var{times}, @var{y0}, @var{options}, @var{extra}, @var{solver}, @var{store})\n\
 Internal: integrate with the compiled stepper @var{method} from @var{times}(1)\n\
 to @var{times}(end).  With two @var{times} every accepted step is output, with\n\
 more exactly those times.  Fixed steps when @var{options}.TimeStepSize is set,\n\
 else adaptive steps by step doubling.  @var{extra} is a cell of extra arguments\n\
 passed to every user function; @var{solver} (optional) names the caller in\n\
-messages.  On a failure midway, @var{ok} is false,\n\
+messages; @var{store} (optional, default true) false keeps only the last\n\
+point (output streamed through the OutputFcn, no memory cap).  On a failure midway, @var{ok} is false,\n\
 @var{msg} says why and the outputs hold the solution computed so far.\n\
 Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 @end deftypefn")
 {
   std::string who_str = "__odepkg_integrate__";
-  if (args.length () == 7 && args(6).is_string ())
+  if (args.length () >= 7 && args(6).is_string ())
     who_str = args(6).string_value ();
   const char* who = who_str.c_str ();
   return guarded (who, [&] () -> octave_value_list {
-    if (args.length () != 6 && args.length () != 7)
+    if (args.length () < 6 || args.length () > 8)
       print_usage ();
+    // STORE (default true): false when the caller takes no output, so the
+    // run streams through the OutputFcn without storing (no memory cap).
+    const bool store = args.length () < 8 || args(7).is_true ();
     if (! args(0).is_string ())
       error_with_id ("odepkg:invalidInput", "%s: METHOD must be a string", who);
     const std::string method = args(0).string_value ();
@@ -116,10 +120,10 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     double expected_points = times.size ();
     if (s.integrator.fixed_step > 0 && times.size () == 2)
       expected_points = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
-    check_output_size (expected_points, n, true, who);
+    check_output_size (expected_points, n, store, who);
     const std::size_t expected = times.size () > 2 || s.integrator.fixed_step > 0
                                  ? static_cast<std::size_t> (std::min (expected_points, 1e7)) : 1024;
-    OutputCollector out (s, extra, expected, who);
+    OutputCollector out (s, extra, expected, who, store);
     Observer* observer = &out;
     std::unique_ptr<SpectralNodeOutput> nodes;
     if (s.node_output)

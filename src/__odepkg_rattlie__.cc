@@ -93,16 +93,21 @@ DEFUN_DLD (__odepkg_rattlie__, args, ,
 Internal: RATTLE on the Lie group @var{options}.LieGroup from @var{times}(1)\n\
 to @var{times}(end).  With two @var{times} every accepted step is output, with\n\
 more exactly those times.  @var{lambda} holds the multipliers at the output\n\
-times when @var{want_lambda} is true.  Called by odeRATTLie.\n\
+times when @var{want_lambda} is true; @var{store} (optional, default true)\n\
+false keeps only the last point (output streamed through the OutputFcn).\n\
+Called by odeRATTLie.\n\
 @end deftypefn")
 {
   std::string who_str = "__odepkg_rattlie__";
-  if (args.length () == 7 && args(5).is_string ())
+  if (args.length () >= 7 && args(5).is_string ())
     who_str = args(5).string_value ();
   const char* who = who_str.c_str ();
   return guarded (who, [&] () -> octave_value_list {
-    if (args.length () != 7)
+    if (args.length () != 7 && args.length () != 8)
       print_usage ();
+    // STORE (default true): false streams the output through the OutputFcn
+    // without storing it (no memory cap), as __odepkg_integrate__.
+    const bool store = args.length () < 8 || args(7).is_true ();
     if (! args(0).is_function_handle () && ! args(0).is_inline_function ())
       error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle", who);
     if (! args(1).isnumeric () || ! args(1).isreal () || args(1).numel () < 2)
@@ -188,10 +193,10 @@ times when @var{want_lambda} is true.  Called by odeRATTLie.\n\
     double expected_points = times.size ();
     if (s.integrator.fixed_step > 0 && times.size () == 2)
       expected_points = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
-    check_output_size (expected_points, y0.size (), true, who);
+    check_output_size (expected_points, y0.size (), store, who);
     const std::size_t expected = times.size () > 2 || s.integrator.fixed_step > 0
                                  ? static_cast<std::size_t> (std::min (expected_points, 1e7)) : 1024;
-    OutputCollector out (s, extra, expected, who);
+    OutputCollector out (s, extra, expected, who, store);
     LambdaObserver lambda (out, stepper, lp.constraints ());
     Observer& observer = want_lambda && lp.constraints () > 0 ? static_cast<Observer&> (lambda) : out;
     Integrator integrator (stepper, s.integrator);

@@ -103,9 +103,12 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
 
   copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn"});
+  ## No output argument: the run streams through the OutputFcn (odeplot by
+  ## default) and nothing is stored, so no output memory limit applies.
+  store = nout > 0;
   if (lie)
     want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
-    [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda);
+    [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda, store);
   else
     ## odeSPVI's dense output is its own polynomial: with sol requested over
     ## steps, the compiled side also returns the Gauss-node states, kept in
@@ -115,7 +118,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     if (spvi_nodes)
       copts.NodeOutput = "on";
     endif
-    [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver);
+    [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver, store);
     if (spvi_nodes)
       [t, y, nodes] = split_spvi_nodes (o, t, y);
     endif

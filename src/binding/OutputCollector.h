@@ -16,23 +16,28 @@ namespace odepkg::binding {
 
 class OutputCollector final : public Observer {
  public:
+  /// `store` false: the output streams through the OutputFcn only (the
+  /// caller asked for no output), and only the last point is kept (for the
+  /// time reported by a failure): no memory limit applies.
   OutputCollector(const Settings& s, const octave_value_list& extra, std::size_t expected,
-                  const char* who = "odepkg")
-      : fcn_(s.output_fcn), sel_(s.output_sel), extra_(extra), who_(who) {
-    t_.reserve(expected);
+                  const char* who = "odepkg", bool store = true)
+      : fcn_(s.output_fcn), sel_(s.output_sel), extra_(extra), who_(who), store_(store) {
+    t_.reserve(store ? expected : 1);
   }
 
   bool operator()(double t, const Vec& x) override {
     n_ = x.size();
+    if (!store_) {
+      t_.assign(1, t);
+      x_.assign(x.data(), x.data() + x.size());
+      return call_output_fcn(t, x);
+    }
     // The memory guard for runs whose point count is not known up front
     // (adaptive steps, SPVI node output): odepkg:outputTooLarge at the cap.
     if (t_.size() >= max_output_points(n_)) output_too_large(t_.size() + 1.0, n_, false, who_);
     t_.push_back(t);
     x_.insert(x_.end(), x.data(), x.data() + x.size());
-    if (fcn_.is_undefined()) return true;
-    octave_value_list r = call_with(t, selected(x), Matrix(), 1);
-    const bool stop = r.length() > 0 && !r(0).isempty() && r(0).is_true();
-    return !stop;
+    return call_output_fcn(t, x);
   }
 
   /// ode45's fcn ([t0; tf], y0(sel), "init", extra...), called by the DEFUNs
@@ -66,6 +71,14 @@ class OutputCollector final : public Observer {
   }
 
  private:
+  /// fcn (t, y(sel), [], extra...): false when it asks to stop.
+  bool call_output_fcn(double t, const Vec& x) {
+    if (fcn_.is_undefined()) return true;
+    octave_value_list r = call_with(t, selected(x), Matrix(), 1);
+    const bool stop = r.length() > 0 && !r(0).isempty() && r(0).is_true();
+    return !stop;
+  }
+
   ColumnVector selected(const Vec& x) const {
     const octave_idx_type k = sel_.isempty() ? x.size() : sel_.numel();
     ColumnVector y(k);
@@ -89,6 +102,7 @@ class OutputCollector final : public Observer {
   std::vector<double> t_, x_;
   Eigen::Index n_ = 0;
   const char* who_;
+  bool store_ = true;
 };
 
 }  // namespace odepkg::binding

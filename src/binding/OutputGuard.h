@@ -2,7 +2,9 @@
 // memory (issue 13's memory guard), instead of letting it grow until the
 // machine swaps or the process is killed.
 //
-// What is counted: the output the DEFUNs store, one time and one state of
+// What is counted: the output the DEFUNs store (nothing when the solver is
+// called with no output argument: the output then streams through the
+// OutputFcn and only the last point is kept), one time and one state of
 // n doubles per output point, (n + 1) * 8 bytes a point.  The cap is
 // min(physical memory / 4, 8 GiB), physical memory read from sysconf
 // (_SC_PHYS_PAGES * _SC_PAGE_SIZE; 8 GiB assumed if sysconf cannot tell).
@@ -55,8 +57,9 @@ inline std::size_t max_output_points(double n) {
                 "%s: the output would not fit in memory: %s%.4g points of %g values "
                 "(%.3g GiB; at most %.3g GiB, a quarter of the physical memory up to 8 GiB, "
                 "is stored).  Request output times (TSPAN = [t0, t1, ..., tf], fewer of them if "
-                "already) instead of every step, or take fewer steps (a larger TimeStepSize, a smaller "
-                "TimeStepNumber or a shorter TSPAN)",
+                "already) instead of every step, take fewer steps (a larger TimeStepSize, a smaller "
+                "TimeStepNumber or a shorter TSPAN), or stream the output through an OutputFcn "
+                "without storing it (call the solver with no output argument)",
                 who, known ? "" : "more than ", points, n + 1.0,
                 output_bytes(points, n) / gib, output_cap_bytes() / gib);
 }
