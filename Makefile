@@ -11,7 +11,7 @@ PKG_HOME   := $(CURDIR)/build/home
 DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-config
 RUN_OCT     = HOME=$(PKG_HOME) $(OCTAVE) --norc --no-gui
 
-.PHONY: all deps build dist install demo check check-core check-octave bench clean
+.PHONY: all deps build dist install install-core demo check check-core check-octave bench clean
 
 all: build
 
@@ -32,6 +32,13 @@ dist: deps
 install: dist
 	@mkdir -p $(PKG_HOME)
 	$(RUN_OCT) --eval 'pkg install -local $(TARBALL)'
+
+# The Octave-free C++ core as a CMake package (headers + odepkg_coreConfig):
+# find_package(odepkg_core CONFIG) and the target odepkg::core (README).
+PREFIX ?= /usr/local
+install-core: deps
+	cmake -S src/core -B build/core-lib > /dev/null
+	cmake --install build/core-lib --prefix $(PREFIX)
 
 demo: install
 	$(RUN_OCT) --eval 'addpath ("test"); pkg load odepkg; run_demo_kepler ()'

@@ -19,6 +19,20 @@ core_total=${core_total:-0}; core_failed=${core_failed:-1}
 [ "$ctest_rc" -ne 0 ] && status=1
 [ "$core_total" -eq 0 ] && { echo "no C++ test ran"; status=1; }
 
+# --- the core as an installed CMake package: the C++ example builds against it
+echo "== C++ core as a library: cmake --install, then examples/cpp against it"
+example_failed=0
+rm -rf build/core-lib build/core-install build/example
+if cmake -S src/core -B build/core-lib > build/core-lib.log 2>&1 \
+   && cmake --install build/core-lib --prefix "$PWD/build/core-install" >> build/core-lib.log 2>&1 \
+   && cmake -S examples/cpp -B build/example -DCMAKE_PREFIX_PATH="$PWD/build/core-install" >> build/core-lib.log 2>&1 \
+   && cmake --build build/example >> build/core-lib.log 2>&1 \
+   && build/example/pendulum_rattle; then
+  echo "example: passed"
+else
+  tail -n 20 build/core-lib.log; echo "example: FAILED"; example_failed=1; status=1
+fi
+
 echo "== Octave: install the package and run every %!test"
 make --no-print-directory install > build/install.log 2>&1 || { tail -n 40 build/install.log; echo "0 passed, 1 failed"; exit 1; }
 grep -i "warning" build/install.log && { echo "pkg install printed warnings"; status=1; }
@@ -30,10 +44,10 @@ read -r oct_passed oct_failed < build/octave-counts || { oct_passed=0; oct_faile
 [ "$oct_rc" -ne 0 ] && status=1
 [ "$oct_passed" -eq 0 ] && { echo "no Octave test ran"; status=1; }
 
-passed=$(( core_total - core_failed + oct_passed ))
-failed=$(( core_failed + oct_failed ))
+passed=$(( core_total - core_failed + oct_passed + 1 - example_failed ))
+failed=$(( core_failed + oct_failed + example_failed ))
 echo
-echo "C++ core: $(( core_total - core_failed )) passed, $core_failed failed; Octave: $oct_passed passed, $oct_failed failed"
+echo "C++ core: $(( core_total - core_failed )) passed, $core_failed failed; C++ example against the installed core: $(( 1 - example_failed )) passed, $example_failed failed; Octave: $oct_passed passed, $oct_failed failed"
 echo "$passed passed, $failed failed"
 [ "$failed" -ne 0 ] && status=1
 exit $status
