@@ -125,3 +125,10 @@ endfunction
 %!   assert (err.identifier, "odepkg:unsupportedOption");
 %!   assert (! isempty (strfind (err.message, "odeSPVI")));
 %! end_try_catch
+%!test
+%! ## citation ("odepkg") prints the package's CITATION (installed package only)
+%! if (! isempty (pkg ("list", "odepkg")))
+%!   txt = evalc ("citation ('odepkg')");
+%!   assert (! isempty (strfind (txt, "Hairer")));
+%!   assert (! isempty (strfind (txt, "McLachlan")));
+%! endif
