@@ -8,10 +8,10 @@ TARBALL    := build/$(PKG_NAME)-$(VERSION).tar.gz
 # Throwaway HOME so `pkg install -local` never touches the user's (or, as
 # root, the global) package list.
 PKG_HOME   := $(CURDIR)/build/home
-DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-config
+DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-config gnuplot-nox
 RUN_OCT     = HOME=$(PKG_HOME) $(OCTAVE) --norc --no-gui
 
-.PHONY: all deps build dist install install-core demo check check-core check-octave bench clean
+.PHONY: all deps build dist install install-core demo check check-core check-octave bench sanitize valgrind clean
 
 all: build
 
@@ -40,8 +40,12 @@ install-core: deps
 	cmake -S src/core -B build/core-lib > /dev/null
 	cmake --install build/core-lib --prefix $(PREFIX)
 
+# The Kepler example, then every solver's %!demo rendered headless to
+# build/figures/*.png (octave --no-gui with gnuplot: octave-cli has no
+# graphics toolkit), each PNG checked to be non-trivial.
 demo: install
 	$(RUN_OCT) --eval 'addpath ("test"); pkg load odepkg; run_demo_kepler ()'
+	HOME=$(PKG_HOME) octave --norc --no-gui --eval 'pkg load odepkg; addpath ("tools"); exit (render_figures ("build/figures") > 0)'
 
 check: deps
 	@bash tools/check.sh
@@ -53,6 +57,15 @@ check-core: deps
 
 check-octave: install
 	$(RUN_OCT) --eval 'addpath ("test"); pkg load odepkg; [~, nf] = run_package_tests (); exit (nf > 0)'
+
+# Sanitizers (ASan + UBSan: Google Tests, oct-files, the Octave suite) and
+# valgrind memcheck (Google Tests); see tools/sanitize.sh, tools/valgrind.sh.
+sanitize: deps
+	@bash tools/sanitize.sh
+
+valgrind: deps
+	@bash tools/bootstrap.sh valgrind
+	@bash tools/valgrind.sh
 
 bench: install
 	HOME=$(PKG_HOME) bash bench/run.sh

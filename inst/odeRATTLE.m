@@ -378,7 +378,7 @@ endfunction
 %! subplot (2, 1, 1); plot (t, E - E(1)); title ("energy error");
 %! subplot (2, 1, 2); semilogy (t, abs (sum (y(:,1:2).^2, 2) - 1) + eps, ...
 %!                             t, abs (sum (y(:,1:2) .* y(:,3:4), 2)) + eps);
-%! legend ("|g(q)|", "|G(q) H_p|"); title ("constraint residuals");
+%! title ("constraint residuals |g(q)| (blue) and |G(q) H_p| (red)");
 
 %!demo
 %! ## Geometric SHAKE and RATTLE for a constraint on positions AND momenta:
@@ -415,18 +415,18 @@ endfunction
 %!   plot (real (w), imag (w), ".", "markersize", 2);
 %! endfor
 %! hold off;  axis ("equal");
-%! title ("[za] (inner), [zb], [zc]: RATTLE on [M] = CP^1", "interpreter", "none");
+%! title ("RATTLE orbits on [M] = CP^1", "interpreter", "none");
 %! [t, yr] = odeRATTLE (f, 0, Z(:,1), opts);
 %! [~, ys] = odeSHAKE (f, 0, Z(:,1), opts);
 %! warning (ws);
 %! subplot (2, 2, 2);
 %! plot (t, energy (ys) - energy (ys(1,:)), t, energy (yr) - energy (yr(1,:)));
-%! legend ("SHAKE", "RATTLE");  title ("energy error, za", "interpreter", "none");
+%! title ("energy error, za: SHAKE (blue), RATTLE (red)", "interpreter", "none");
 %! subplot (2, 2, 4);
 %! semilogy (t, abs (gH (ys)) + eps, t, abs (gH (yr)) + eps);
 %! set (gca, "ytick", 10.^(-16:4:0));
-%! legend ("SHAKE", "RATTLE");  xlabel ("t");
-%! title ("hidden constraint |{g, H}|, za", "interpreter", "none");
+%! xlabel ("t");
+%! title ("|{g, H}|, za: SHAKE (blue), RATTLE (red)", "interpreter", "none");
 
 %!test
 %! ## Monitoring with constraints: residuals |g| and |G H_p| and the index-1

@@ -129,7 +129,9 @@ endfunction
 %! ## Symplectic Euler on the pendulum H = p^2/2 - cos q: bounded energy error
 %! f = @(t, x) [x(2); -sin(x(1))];
 %! [t, y] = odeSE (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 2000, "Explicit", "yes"));
-%! plot (t, y(:,2).^2 / 2 - cos (y(:,1)));  xlabel ("t");  ylabel ("H");
+%! H = y(:,2).^2 / 2 - cos (y(:,1));
+%! subplot (1, 2, 1);  plot (y(:,1), y(:,2));  axis equal;  title ("phase portrait");  xlabel ("q");  ylabel ("p");
+%! subplot (1, 2, 2);  plot (t, H - H(1));  xlabel ("t");  title ("energy error, order 1, bounded");
 
 %!test
 %! ## Events with direction and terminal (ode45's meaning): q = cos t

@@ -150,10 +150,14 @@ endfunction
 %!demo
 %! ## SHAKE on the pendulum: positions on the circle, momenta not projected
 %! f = @(t, x) [x(3:4); 0; -1];
-%! o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "Explicit", "yes", ...
-%!                "TimeStepSize", 0.01, "TimeStepNumber", 2000);
+%! o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q', "ConstraintsNb", 1, ...
+%!                "Explicit", "yes", "TimeStepSize", 0.01, "TimeStepNumber", 2000);
 %! [t, y] = odeSHAKE (f, 0, [sin(1); -cos(1); 0; 0], o);
-%! plot (t, sum (y(:,1:2) .* y(:,3:4), 2));  title ("G(q) H_p (not projected)");
+%! [~, yr] = odeRATTLE (f, 0, [sin(1); -cos(1); 0; 0], o);
+%! semilogy (t, abs (sum (y(:,1:2).^2, 2) - 1) + eps, t, abs (2 * sum (y(:,1:2) .* y(:,3:4), 2)) + eps, ...
+%!           t, abs (2 * sum (yr(:,1:2) .* yr(:,3:4), 2)) + eps);
+%! set (gca, "ytick", 10.^(-16:4:0));
+%! title ("SHAKE: |g| (blue), |G H_p| = O(h) (red); RATTLE: |G H_p| (yellow)");  xlabel ("t");
 
 %!test
 %! ## Events under SHAKE: the pendulum released horizontally crosses the

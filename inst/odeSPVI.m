@@ -235,3 +235,18 @@ endfunction
 %! assert (ie, ones (3, 1));
 %! [~, ~, te2] = odeSPVI (@(t, x) [x(2); -x(1)], [0 10], [1; 0], odepkgset (o, "TimeStepSize", 0.05));
 %! assert (log2 (abs (te(2:3) - exact(2:3)) ./ abs (te2(2:3) - exact(2:3))), [4; 4], 0.3);
+%!demo
+%! ## Order of the spectral variational integrators: error after one period
+%! ## of the oscillator against h, fitted slopes min (2 (Q - 1), 2 P)
+%! f = @(t, x) [x(2); -x(1)];
+%! N = [8 16 32 64];  QP = [2 1; 3 2; 4 3];  err = zeros (rows (QP), numel (N));
+%! for i = 1:rows (QP)
+%!   for j = 1:numel (N)
+%!     [~, y] = odeSPVI (f, 0, [1; 0], odepkgset ("Q_DoFs", QP(i,1), "P_DoFs", QP(i,2), ...
+%!                                              "TimeStepSize", 2*pi/N(j), "TimeStepNumber", N(j)));
+%!     err(i, j) = norm (y(end,:) - [1 0]);
+%!   endfor
+%! endfor
+%! loglog (2*pi ./ N, err, "o-");  xlabel ("h");  ylabel ("error after one period");
+%! slopes = arrayfun (@(i) polyfit (log (2*pi ./ N), log (err(i,:)), 1)(1), 1:rows (QP));
+%! title (sprintf ("odeSPVI, order min (2 (Q - 1), 2 P): fitted slopes %.2f (Q = 2, P = 1), %.2f (3, 2), %.2f (4, 3)", slopes));

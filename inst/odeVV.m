@@ -180,4 +180,8 @@ endfunction
 %! ## velocity Verlet: circular Kepler orbit, one force evaluation per step
 %! f = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
 %! sol = odeVV (f, 0, [1; 0; 0; 1], odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 2000));
-%! plot (sol.y(1,:), sol.y(2,:));  axis equal;
+%! [t45, y45] = ode45 (f, [0 100], [1; 0; 0; 1]);
+%! H = @(y) sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
+%! subplot (1, 2, 1);  plot (sol.y(1,:), sol.y(2,:));  axis equal;  title ("circular orbit");
+%! subplot (1, 2, 2);  plot (sol.x, H (sol.y.') + 0.5, t45, H (y45) + 0.5);
+%! title ("energy error: odeVV (blue), ode45 (red)");  xlabel ("t");

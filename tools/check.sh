@@ -41,13 +41,23 @@ HOME=$PWD/build/home octave-cli --norc --no-gui --eval \
   2> >(grep -v "ignoring const execution_exception" >&2)
 oct_rc=$?
 read -r oct_passed oct_failed < build/octave-counts || { oct_passed=0; oct_failed=1; }
+
+# --- figures: every solver's %!demo rendered headless (octave --no-gui with
+# gnuplot; octave-cli has no graphics toolkit), each PNG checked non-trivial
+echo "== Figures: the demos rendered to build/figures/*.png"
+fig_failed=0
+HOME=$PWD/build/home octave --norc --no-gui --eval \
+  'pkg load odepkg; addpath ("tools"); exit (render_figures ("build/figures") > 0)' \
+  > build/figures.log 2>&1 || fig_failed=1
+grep -E "\.png|figures:" build/figures.log
+[ "$fig_failed" -ne 0 ] && { tail -n 20 build/figures.log; status=1; }
 [ "$oct_rc" -ne 0 ] && status=1
 [ "$oct_passed" -eq 0 ] && { echo "no Octave test ran"; status=1; }
 
-passed=$(( core_total - core_failed + oct_passed + 1 - example_failed ))
-failed=$(( core_failed + oct_failed + example_failed ))
+passed=$(( core_total - core_failed + oct_passed + 1 - example_failed + 1 - fig_failed ))
+failed=$(( core_failed + oct_failed + example_failed + fig_failed ))
 echo
-echo "C++ core: $(( core_total - core_failed )) passed, $core_failed failed; C++ example against the installed core: $(( 1 - example_failed )) passed, $example_failed failed; Octave: $oct_passed passed, $oct_failed failed"
+echo "C++ core: $(( core_total - core_failed )) passed, $core_failed failed; C++ example against the installed core: $(( 1 - example_failed )) passed, $example_failed failed; Octave: $oct_passed passed, $oct_failed failed; figures: $(( 1 - fig_failed )) passed, $fig_failed failed"
 echo "$passed passed, $failed failed"
 [ "$failed" -ne 0 ] && status=1
 exit $status
