@@ -28,5 +28,6 @@ struct EigenAssertion : std::logic_error {
 #include <Eigen/Core>
 #include <Eigen/LU>
 #include <Eigen/QR>
+#include <Eigen/Cholesky>
 
 #endif

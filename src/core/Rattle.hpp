@@ -45,7 +45,11 @@ class Rattle final : public Stepper {
         state_(problem, shake, newton),
         separable_(separable),
         separable_path_(state_),
-        general_path_(state_) {}
+        general_path_(state_),
+        errG_(shake ? problem.constraints() : 0, shake ? problem.dim() : 0),
+        errS_(shake ? problem.constraints() : 0, shake ? problem.constraints() : 0),
+        errw_(shake ? problem.constraints() : 0),
+        errldlt_(shake ? problem.constraints() : 0) {}
 
   const char* name() const override { return state_.shake ? "shake" : "rattle"; }
   int order() const override { return 2; }
@@ -58,6 +62,26 @@ class Rattle final : public Stepper {
   StepStatus step(Point& from, double h, Point& to) override {
     if (!separable_) return general_path_.step(from, h, to);
     return separable_path_.step(from, h, to);
+  }
+
+  /// SHAKE's momenta are not projected: their component along G(q_1)' is
+  /// O(h) and differs between the step and the two half steps, but the
+  /// next step's multiplier absorbs it (the positions, what SHAKE carries,
+  /// do not depend on it).  The estimate keeps e_q and the rest of e_p:
+  /// e_p <- e_p - G' (G G')^{-1} G e_p at q_1 (one call of G per attempt;
+  /// left as is where G G' is singular).  Without this adaptive SHAKE sees
+  /// an O(h) "error" and crawls (issue 13, defect 4).
+  bool restrict_error(const Point& to, VecRef err) override {
+    if (!state_.shake || errG_.rows() == 0) return true;
+    const int d = problem_.dim();
+    if (!problem_.constraint_grad(to.x.head(d), errG_)) return false;
+    errS_.noalias() = errG_ * errG_.transpose();
+    errldlt_.compute(errS_);
+    if (errldlt_.info() != Eigen::Success || !(errldlt_.vectorD().minCoeff() > 0.0)) return true;
+    errw_.noalias() = errG_ * err.tail(d);
+    errldlt_.solveInPlace(errw_);
+    err.tail(d).noalias() -= errG_.transpose() * errw_;
+    return true;
   }
 
   /// A rank-deficient multiplier system was met (warn once).
@@ -86,6 +110,9 @@ class Rattle final : public Stepper {
   bool separable_;
   SeparableRattle separable_path_;
   GeneralRattle general_path_;
+  Mat errG_, errS_;  // restrict_error (SHAKE): G(q_1) and G G'
+  Vec errw_;
+  Eigen::LDLT<Mat> errldlt_;
 };
 
 }  // namespace odepkg

@@ -60,6 +60,16 @@ class Stepper {
     return step(from, h, to);
   }
 
+  /// Step doubling's estimate `err` of the error of `to`, restricted to what
+  /// the method carries into the next step (SHAKE: not its momenta along
+  /// G(q)', which the next step's multiplier absorbs).  May call the
+  /// problem's functions; must not allocate.  False: a callback failed.
+  virtual bool restrict_error(const Point& to, VecRef err) {
+    (void)to;
+    (void)err;
+    return true;
+  }
+
   /// Drop cached factorizations and guesses (after a rejected step, say).
   virtual void reset() {}
 
