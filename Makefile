@@ -11,7 +11,7 @@ PKG_HOME   := $(CURDIR)/build/home
 DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-config gnuplot-nox
 RUN_OCT     = HOME=$(PKG_HOME) $(OCTAVE) --norc --no-gui
 
-.PHONY: all deps build dist install install-core demo check check-core check-octave bench sanitize valgrind clean
+.PHONY: all deps build dist install install-core demo check check-core check-octave bench fuzz sanitize valgrind clean
 
 all: build
 
@@ -57,6 +57,13 @@ check-core: deps
 
 check-octave: install
 	$(RUN_OCT) --eval 'addpath ("test"); pkg load odepkg; [~, nf] = run_package_tests (); exit (nf > 0)'
+
+# Seeded fuzzing of every entry point against the installed package:
+# SEED=n CALLS=n make fuzz (default 1 and 10000); see tools/fuzz/run_fuzz.sh.
+SEED  ?= 1
+CALLS ?= 10000
+fuzz: install
+	@bash tools/fuzz/run_fuzz.sh $(SEED) $(CALLS)
 
 # Sanitizers (ASan + UBSan: Google Tests, oct-files, the Octave suite) and
 # valgrind memcheck (Google Tests); see tools/sanitize.sh, tools/valgrind.sh.

@@ -303,3 +303,15 @@ endfunction
 %! assert (max (abs (sum (ye(:, 1:2) .* ye(:, 3:4), 2))) < 1e-10);
 %! [~, ~, te2] = odeSV (@kepler, [0 17], y0, odepkgset (o, "TimeStepSize", 0.002));
 %! assert (abs (te - exact) ./ abs (te2 - exact), 4 * ones (3, 1), 0.4);
+%!error <FCN names no function: "no_such_function_xyz"> odeSV ("no_such_function_xyz", [0 1], [1; 0])
+%!error id=odepkg:badFcnOutput [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("OutputFcn", @(t, y, flag) {1}))
+%!error id=odepkg:badFcnOutput [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("OutputFcn", @(t, y, flag) NaN))
+%!error <an integer class> [t, y] = odeSV (@(t, x) int32 (10 * [x(2); -x(1)]), [0 1], [1; 0], odepkgset ("TimeStepSize", 0.1))
+%!error <TIMES must be finite> [t, y, s, ok, msg] = __odepkg_integrate__ ("stormer_verlet", @(t, x) [x(2); -x(1)], [0; NaN], [1; 0], odepkgset ("TimeStepSize", 0.1), {}, "odeSV");
+%!error <is not a finite number> [t, y] = odeSV (@(t, x) [x(2); -x(1)], 0, [1; 0], odepkgset ("TimeStepSize", 1e300, "TimeStepNumber", 1e10))
+%!test
+%! ## an OutputFcn returning true stops the run there (ode45), false or nothing goes on
+%! [t, y] = odeSV (@(t, x) [x(2); -x(1)], 0, [1; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 20, "OutputFcn", @(t, y, flag) ! isempty (t) && isempty (flag) && t(end) >= 0.95));
+%! assert (t(end), 1, 1e-12);
+%! [t, y] = odeSV (@(t, x) [x(2); -x(1)], 0, [1; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 20, "OutputFcn", @(t, y, flag) []));
+%! assert (numel (t), 21);

@@ -91,7 +91,11 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     const NDArray ta = args(2).array_value ();
     Vec times (ta.numel ());
     for (octave_idx_type i = 0; i < ta.numel (); ++i)
-      times(i) = ta(i);
+      {
+        if (! std::isfinite (ta(i)))
+          error_with_id ("odepkg:invalidInput", "%s: TIMES must be finite", who);
+        times(i) = ta(i);
+      }
     Vec x0 = state_vector (args(3), who, "Y0");
     if (! args(5).iscell ())
       error_with_id ("odepkg:invalidInput", "%s: EXTRA must be a cell", who);

@@ -120,9 +120,11 @@ Called by odeRATTLie.\n\
           error_with_id ("odepkg:invalidInput", "%s: TIMES must be finite", who);
         times(i) = ta(i);
       }
-    const NDArray ya = args(2).array_value ();
-    if (! args(2).isnumeric () || ! args(2).isreal () || ya.numel () < 2)
+    // the type first: array_value () of a string or cell raises an error
+    // without an identifier
+    if (! args(2).isnumeric () || ! args(2).isreal () || args(2).numel () < 2)
       error_with_id ("odepkg:invalidInput", "%s: Y0 must be a real vector [q0; v0]", who);
+    const NDArray ya = args(2).array_value ();
     Vec y0 (ya.numel ());
     for (octave_idx_type i = 0; i < ya.numel (); ++i)
       {

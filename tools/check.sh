@@ -42,6 +42,15 @@ HOME=$PWD/build/home octave-cli --norc --no-gui --eval \
 oct_rc=$?
 read -r oct_passed oct_failed < build/octave-counts || { oct_passed=0; oct_failed=1; }
 
+# --- a fixed-seed slice of the fuzzer (tools/fuzz): 1,000 calls of every
+# entry point with bad inputs; one test, failed by any crash, hang, error
+# without identifier or silent non-finite output
+echo "== Fuzz slice: seed 2026, 1000 cases against the installed package"
+fuzz_failed=0
+bash tools/fuzz/run_fuzz.sh 2026 1000 > build/fuzz-slice.log 2>&1 || fuzz_failed=1
+tail -n 12 build/fuzz-slice.log
+[ "$fuzz_failed" -ne 0 ] && status=1
+
 # --- figures: every solver's %!demo rendered headless (octave --no-gui with
 # gnuplot; octave-cli has no graphics toolkit), each PNG checked non-trivial
 echo "== Figures: the demos rendered to build/figures/*.png"
@@ -54,10 +63,10 @@ grep -E "\.png|figures:" build/figures.log
 [ "$oct_rc" -ne 0 ] && status=1
 [ "$oct_passed" -eq 0 ] && { echo "no Octave test ran"; status=1; }
 
-passed=$(( core_total - core_failed + oct_passed + 1 - example_failed + 1 - fig_failed ))
-failed=$(( core_failed + oct_failed + example_failed + fig_failed ))
+passed=$(( core_total - core_failed + oct_passed + 1 - example_failed + 1 - fig_failed + 1 - fuzz_failed ))
+failed=$(( core_failed + oct_failed + example_failed + fig_failed + fuzz_failed ))
 echo
-echo "C++ core: $(( core_total - core_failed )) passed, $core_failed failed; C++ example against the installed core: $(( 1 - example_failed )) passed, $example_failed failed; Octave: $oct_passed passed, $oct_failed failed; figures: $(( 1 - fig_failed )) passed, $fig_failed failed"
+echo "C++ core: $(( core_total - core_failed )) passed, $core_failed failed; C++ example against the installed core: $(( 1 - example_failed )) passed, $example_failed failed; Octave: $oct_passed passed, $oct_failed failed; figures: $(( 1 - fig_failed )) passed, $fig_failed failed; fuzz slice: $(( 1 - fuzz_failed )) passed, $fuzz_failed failed"
 echo "$passed passed, $failed failed"
 [ "$failed" -ne 0 ] && status=1
 exit $status

@@ -17,6 +17,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
 
   ## --- the ODE function --------------------------------------------------
   if (ischar (fcn))
+    if (! (isrow (fcn) && any (exist (fcn) == [2, 3, 5, 103])))
+      error ("odepkg:invalidInput", '%s: FCN names no function: "%s"', solver, fcn);
+    endif
     fcn = str2func (fcn);
   endif
   if (! is_function_handle (fcn))
@@ -77,6 +80,11 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
              "%s: a scalar TSPAN needs the options TimeStepSize and TimeStepNumber", solver);
     endif
     times = [tspan; tspan + o.TimeStepNumber * o.TimeStepSize];
+    if (! isfinite (times(2)))
+      error ("odepkg:invalidInput",
+             "%s: the end time t0 + TimeStepNumber * TimeStepSize = %g + %g * %g is not a finite number",
+             solver, tspan, o.TimeStepNumber, o.TimeStepSize);
+    endif
   else
     times = tspan;
     if (isempty (o.TimeStepSize) && ! isempty (o.TimeStepNumber))

@@ -61,8 +61,11 @@ class UserFunction {
     } else {
       r = octave::feval(fcn_, args_, 1);
     }
+    // integer classes are refused: their values were rounded by the user's
+    // function (int32 (x)), which the solver cannot undo
     if (r.length() < 1 || r(0).isempty() || !(r(0).isnumeric() || r(0).islogical()) ||
-        r(0).iscomplex() || r(0).numel() != numel || (rows >= 0 && r(0).rows() != rows))
+        r(0).isinteger() || r(0).iscomplex() || r(0).numel() != numel ||
+        (rows >= 0 && r(0).rows() != rows))
       error_with_id("odepkg:badFcnOutput", "%s: %s must return a real %s (%ld elements)%s",
                     who_.c_str(), option_.c_str(), shape, static_cast<long>(numel),
                     describe_result(r).c_str());
@@ -76,6 +79,7 @@ class UserFunction {
     const dim_vector dv = r(0).dims();
     std::string s = ", but returned a " + dv.str() + " " + r(0).class_name();
     if (r(0).iscomplex()) s += " (complex)";
+    if (r(0).isinteger()) s += " (an integer class: values already rounded)";
     return s;
   }
 

@@ -10,6 +10,7 @@
 #include <octave/oct.h>
 #include <octave/parse.h>
 
+#include <cmath>
 #include <vector>
 
 namespace odepkg::binding {
@@ -75,8 +76,15 @@ class OutputCollector final : public Observer {
   bool call_output_fcn(double t, const Vec& x) {
     if (fcn_.is_undefined()) return true;
     octave_value_list r = call_with(t, selected(x), Matrix(), 1);
-    const bool stop = r.length() > 0 && !r(0).isempty() && r(0).is_true();
-    return !stop;
+    if (r.length() < 1 || r(0).isempty()) return true;
+    const octave_value& v = r(0);
+    // ode45's convention: a logical (or numeric) scalar, true to stop
+    if (!(v.islogical() || v.isnumeric()) || v.iscomplex() || v.numel() != 1 ||
+        (v.isnumeric() && std::isnan(v.double_value())))
+      error_with_id("odepkg:badFcnOutput",
+                    "%s: the OutputFcn must return a logical scalar (true to stop) or nothing, "
+                    "but returned a %s %s", who_, v.dims().str().c_str(), v.class_name().c_str());
+    return !v.is_true();
   }
 
   ColumnVector selected(const Vec& x) const {

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make valgrind: every Google Test binary of the C++ core under valgrind
+# memcheck (unsanitized RelWithDebInfo build in build/valgrind-core):
+# invalid reads/writes, uninitialised values and definite or indirect leaks
+# are errors (--error-exitcode).  Excluded, with the reason: the 10^6-step
+# structure tests (*MillionSteps*: about 50x slower under valgrind, and the
+# same group code runs in every other Lie-group test).
+# Ends with one summary line; exit status non-zero on any report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p build
+start=$(date +%s)
+cmake -S test -B build/valgrind-core -DCMAKE_BUILD_TYPE=RelWithDebInfo > build/valgrind-core.log 2>&1 \
+  || { cat build/valgrind-core.log; exit 1; }
+make -C build/valgrind-core -j2 >> build/valgrind-core.log 2>&1 || { tail -n 30 build/valgrind-core.log; exit 1; }
+filter='-*MillionSteps*'
+failed=0; ran=0
+for bin in build/valgrind-core/*_test; do
+  name=$(basename "$bin")
+  log=build/valgrind-$name.log
+  if valgrind --tool=memcheck --error-exitcode=97 --leak-check=full \
+       --errors-for-leak-kinds=definite,indirect --track-origins=yes --quiet \
+       "$bin" --gtest_filter="$filter" --gtest_brief=1 > "$log" 2>&1; then
+    echo "valgrind: $name clean"
+  else
+    echo "valgrind: $name REPORTED (see $log)"; grep -m 20 -E "==[0-9]+==|FAILED" "$log" || true
+    failed=$(( failed + 1 ))
+  fi
+  ran=$(( ran + 1 ))
+done
+echo "valgrind: $ran Google Test binaries under memcheck, $failed with reports or failures; $(( $(date +%s) - start )) s"
+[ "$failed" -eq 0 ]
