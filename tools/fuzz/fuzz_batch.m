@@ -54,12 +54,12 @@ function [cls, id] = run_case (code)
 endfunction
 
 ## The user's own error, propagated as the package promises: raised inside
-## (or below) a function handle that the case itself defined: an anonymous
-## function created by the eval in this file, whose stack frame is named
-## "fuzz_batch>...@<anonymous>" (the package's own live in its m-files).
+## (or below) a function handle that the case itself defined.  Those are
+## created by the eval of run_case: their stack frames are anonymous
+## functions without a file ("run_case>@<anonymous>"), while the package's
+## own anonymous functions carry their m-file.
 function u = raised_in_user_code (err)
-  me = mfilename ();
-  mine = @(f) strncmp (f.name, me, numel (me)) && ! isempty (strfind (f.name, "@<anonymous>"));
+  mine = @(f) ! isempty (strfind (f.name, "@<anonymous>")) && isempty (f.file);
   u = any (arrayfun (mine, err.stack));
 endfunction
 
