@@ -4,9 +4,15 @@
 # those oct-files with libasan preloaded into Octave.  Builds go to
 # build/asan-core and build/asan-src (a copy of src/), never into src/.
 # Any sanitizer report fails the run (UBSan does not recover: it aborts).
-# Leak detection: on for the Google Tests (our code only); off inside
-# Octave, whose interpreter leaves its own allocations at exit (not this
-# package's; the same code paths are leak-checked by the Google Tests).
+# Leak detection: on for the Google Tests (each test its own process, so
+# every leak of the core is reported).  Off inside Octave: Octave 7.3 leaks
+# at exit in its own code (a probe of odeSV/odeVV with full stacks,
+# fast_unwind_on_malloc=0: 2945 leak records, 160,686 bytes, 2939 allocated
+# under octave::interpreter::interpreter (classdef meta-classes, type
+# registry), 6 under the m-file lexer, none with a frame of an odepkg
+# oct-file); Octave's libraries have no frame pointers, so with the fast
+# unwinder those stacks cannot be told from ours, and the slow one makes the
+# suite about 8x slower.
 # Ends with one summary line; exit status non-zero on any report or failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +28,7 @@ core_rc=0
 (cd build/asan-core && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest -j2 --output-on-failure) > build/asan-ctest.log 2>&1 || core_rc=1
 tail -n 3 build/asan-ctest.log
-core_line=$(grep -E 'tests passed' build/asan-ctest.log | tail -n 1)
+core_line=$(grep -E 'tests passed' build/asan-ctest.log | tail -n 1 || true)
 
 echo "== sanitize: oct-files (ASan + UBSan) in build/asan-src"
 rm -rf build/asan-src && cp -r src build/asan-src && make -C build/asan-src clean > /dev/null
@@ -36,10 +42,10 @@ ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0 UBSAN_OPTIONS=print
   octave-cli --norc --no-gui --eval \
   'addpath ("test"); [np, nf] = run_tests_in ("inst", "build/asan-src"); exit (nf > 0)' \
   > build/asan-octave.log 2>&1 || oct_rc=1
-grep -E "passed$|octave:" build/asan-octave.log | tail -n 1
-reports=$(grep -c -E "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer" \
-            build/asan-ctest.log build/asan-octave.log | awk -F: '{s += $2} END {print s}')
+oct_line=$(grep -E '^octave:' build/asan-octave.log | tail -n 1 || true)
+reports=$(cat build/asan-ctest.log build/asan-octave.log \
+            | grep -c -E "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer" || true)
 [ "$reports" -ne 0 ] && grep -h -A12 -E "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer" \
                           build/asan-ctest.log build/asan-octave.log | head -n 60
-echo "sanitize: Google Tests: ${core_line:-none}; Octave: $(grep -E '^octave:' build/asan-octave.log | tail -n 1); sanitizer reports: $reports; $(( $(date +%s) - start )) s"
-[ "$core_rc" -eq 0 ] && [ "$oct_rc" -eq 0 ] && [ "$reports" -eq 0 ]
+echo "sanitize: Google Tests: ${core_line:-none ran}; Octave: ${oct_line:-none ran}; sanitizer reports: $reports; $(( $(date +%s) - start )) s"
+[ "$core_rc" -eq 0 ] && [ "$oct_rc" -eq 0 ] && [ "$reports" -eq 0 ] && [ -n "$oct_line" ]
