@@ -29,7 +29,9 @@ struct RattleState {
         shake(shake_),
         opts(newton),
         grads(pb, d, m) {
-    last_q1.resize(d);
+    // NaN: equal to no q_0, so the first step continues nothing (valgrind
+    // saw the comparison read uninitialised memory)
+    last_q1.setConstant(d, std::numeric_limits<double>::quiet_NaN());
   }
 
   HamiltonianProblem& problem;
