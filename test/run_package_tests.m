@@ -18,12 +18,5 @@ function [npass, nfail] = run_package_tests ()
   files = [glob(fullfile (p.dir, "*.m")); glob(fullfile (p.dir, "deval_odepkg", "*.m"));
            glob(fullfile (p.archprefix, "*-tst"));
            glob(fullfile (p.archprefix, "*", "*-tst"))];
-  npass = 0;  nfail = 0;
-  for i = 1:numel (files)
-    [~, name, ext] = fileparts (files{i});
-    [n, nmax] = test (files{i}, "quiet", stdout);
-    printf ("%-28s %3d of %3d passed\n", [name ext], n, nmax);
-    npass += n;  nfail += nmax - n;
-  endfor
-  printf ("octave: %d passed, %d failed\n", npass, nfail);
+  [npass, nfail] = run_test_files (files);
 endfunction

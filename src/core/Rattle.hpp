@@ -68,13 +68,13 @@ class Rattle final : public Stepper {
   /// O(h) and differs between the step and the two half steps, but the
   /// next step's multiplier absorbs it (the positions, what SHAKE carries,
   /// do not depend on it).  The estimate keeps e_q and the rest of e_p:
-  /// e_p <- e_p - G' (G G')^{-1} G e_p at q_1 (one call of G per attempt;
-  /// left as is where G G' is singular).  Without this adaptive SHAKE sees
+  /// e_p <- e_p - G' (G G')^{-1} G e_p at q_1 (G(q_1) from the step's
+  /// gradient cache: no extra call; left as is where G G' is singular).  Without this adaptive SHAKE sees
   /// an O(h) "error" and crawls (issue 13, defect 4).
   bool restrict_error(const Point& to, VecRef err) override {
     if (!state_.shake || errG_.rows() == 0) return true;
     const int d = problem_.dim();
-    if (!problem_.constraint_grad(to.x.head(d), errG_)) return false;
+    if (!state_.grads.grad_at(to.x.head(d), errG_)) return false;
     errS_.noalias() = errG_ * errG_.transpose();
     errldlt_.compute(errS_);
     if (errldlt_.info() != Eigen::Success || !(errldlt_.vectorD().minCoeff() > 0.0)) return true;
