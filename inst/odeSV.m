@@ -98,6 +98,38 @@ endfunction
 %! assert (max (dH) < 1e-2);
 %! assert (max (dH(end-1000:end)) < 1.5 * max (dH(1:1000)));
 %!test
+%! ## a state of n = 10^6 numbers in O(n) memory (issue 13, defect 3): 10^6
+%! ## decoupled oscillators, explicit Stormer-Verlet against a plain loop of
+%! ## (VI.3.4); one call of f per step once the diagonal velocity model is
+%! ## learned (after 8 steps, 3 probes); a dense n-by-n buffer would need 8 TB
+%! d = 5e5;  w = 1 + mod ((1:d)', 7) / 7;  h = 0.01;  N = 20;
+%! f = @(t, x) [x(d+1:end); -(w.^2) .* x(1:d)];
+%! x0 = [cos(0.001 * (1:d)'); zeros(d, 1)];
+%! sol = odeSV (f, [0 N*h], x0, odepkgset ("TimeStepSize", h, "Explicit", "yes"));
+%! q = x0(1:d);  p = x0(d+1:end);
+%! for k = 1:N
+%!   p -= h/2 * w.^2 .* q;  q += h * p;  p -= h/2 * w.^2 .* q;
+%! endfor
+%! assert (sol.y(:,end), [q; p], 1e-13);
+%! assert (sol.stats.nfevals, 1 + 2*8 + 3 + (N - 8));
+%! if (exist ("/proc/self/status", "file"))
+%!   hwm = str2double (regexp (fileread ("/proc/self/status"), 'VmHWM:\s*(\d+)', "tokens"){1}{1});
+%!   assert (hwm < 4e6);   # kB: the whole Octave process below 4 GB
+%! endif
+%!test
+%! ## MaxNewtonIterations 1 (issue 13, defect 4): Newton converges only at
+%! ## h ~ 1e-8, so the adaptive run ends early with the partial result (it
+%! ## crawled through 28,877+ steps); with 2 iterations it completes
+%! o = odepkgset ("RelTol", 1e-6, "AbsTol", 1e-6);
+%! warning ("off", "odepkg:integrationFailed", "local");
+%! sol = odeSV (@kepler, [0 2], kepler_y0 (0.6), odepkgset (o, "MaxNewtonIterations", 1));
+%! assert (sol.stats.nsteps <= 50);
+%! assert (sol.x(end) < 1e-3);
+%! sol = odeSV (@kepler, [0 2], kepler_y0 (0.6), odepkgset (o, "MaxNewtonIterations", 2));
+%! assert (sol.x(end), 2);
+%!warning <raise MaxNewtonIterations or NewtonTol>
+%! odeSV (@kepler, [0 2], kepler_y0 (0.6), odepkgset ("RelTol", 1e-6, "MaxNewtonIterations", 1));
+%!test
 %! ## implicit (general H) branch agrees with the explicit one on Kepler
 %! o = odepkgset ("TimeStepSize", 0.01);
 %! [~, yi] = odeSV (@kepler, [0 1], kepler_y0 (0.5), o);

@@ -58,6 +58,19 @@ function varargout = odeVV (fcn, tspan, y0, opts = [], varargin)
 endfunction
 
 %!test
+%! ## a state of n = 10^6 numbers in O(n) memory (issue 13, defect 3):
+%! ## velocity Verlet against a plain loop, one call of f per step
+%! d = 5e5;  w = 1 + mod ((1:d)', 7) / 7;  h = 0.01;  N = 20;
+%! f = @(t, x) [x(d+1:end); -(w.^2) .* x(1:d)];
+%! x0 = [cos(0.001 * (1:d)'); zeros(d, 1)];
+%! sol = odeVV (f, [0 N*h/2 N*h], x0, odepkgset ("TimeStepSize", h));
+%! q = x0(1:d);  v = x0(d+1:end);
+%! for k = 1:N
+%!   v -= h/2 * w.^2 .* q;  q += h * v;  v -= h/2 * w.^2 .* q;
+%! endfor
+%! assert (sol.y(:,end), [q; v], 1e-13);
+%! assert (sol.stats.nfevals, N + 1);
+%!test
 %! ## order 2 on the harmonic oscillator (closed form), slope over 4 step sizes
 %! f = @(t, x) [x(2); -x(1)];
 %! h = [0.04 0.02 0.01 0.005];  err = zeros (size (h));

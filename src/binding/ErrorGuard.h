@@ -6,6 +6,7 @@
 #define ODEPKG_BINDING_ERROR_GUARD_H
 
 #include "EigenConfig.hpp"
+#include "Interrupt.hpp"
 #include "Types.hpp"
 
 #include <octave/oct.h>
@@ -17,8 +18,15 @@
 
 namespace odepkg::binding {
 
+/// The core's interrupt poll (Interrupt.hpp): Octave's Ctrl-C check, which
+/// throws octave::interrupt_exception when the user pressed Ctrl-C.
+inline void octave_interrupt_poll() { octave_quit(); }
+
 template <class Body>
 octave_value_list guarded(const char* who, Body&& body) {
+  // Ctrl-C is seen inside long steps too (Newton iterations, LU panels,
+  // every callback), not only between steps.
+  const ScopedInterruptPoll poll(&octave_interrupt_poll);
   try {
     return body();
   } catch (const octave::execution_exception&) {

@@ -46,10 +46,16 @@ class UserFunction {
   /// transpose has the same number of elements).
   const double* call(double t, const ConstVecRef& x, octave_idx_type numel, const char* shape,
                      octave_idx_type rows = -1) {
-    ColumnVector xo(x.size());
-    std::copy(x.data(), x.data() + x.size(), xo.fortran_vec());
     int k = 0;
     if (with_time_) args_(k++) = t;
+    args_(k) = octave_value();  // drop the last call's reference to xo_
+    // One argument array for all calls: a fresh one would be allocated and
+    // zero-filled by Octave on every call (for a state of 10^6 numbers that
+    // cost 9x the user's f).  fortran_vec() copies only if the user's
+    // function kept a reference to the previous x (copy-on-write).
+    if (xo_.numel() != x.size()) xo_ = ColumnVector(x.size());
+    std::copy(x.data(), x.data() + x.size(), xo_.fortran_vec());
+    const ColumnVector& xo = xo_;
     args_(k) = xo;
     octave_value_list r;
     if (have_second_) {  // (x, s, extra...)
@@ -87,6 +93,7 @@ class UserFunction {
   std::string who_, option_;
   bool with_time_;
   octave_value_list args_;
+  ColumnVector xo_;
   NDArray result_;
   octave_value second_;
   bool have_second_ = false;

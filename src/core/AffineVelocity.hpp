@@ -11,10 +11,15 @@
 // whose check fails (T not quadratic, H_p depending on t or q) is redone the
 // two-call way by the caller, and the model is dropped for good.
 //
-// Learning costs d + 1 calls of f (forward differences are exact for an
-// affine map, up to round-off), so it starts only after max(8, d/2) steps:
-// the probes never cost more than the calls already made, and the compiled
-// single-step functions (at most three steps per call) never learn.
+// Learning a dense A costs d + 1 calls of f (forward differences are exact
+// for an affine map, up to round-off), so it starts only after max(8, d/2)
+// steps: the probes never cost more than the calls already made, and the
+// compiled single-step functions (at most three steps per call) never learn.
+// Above kDenseMax unknowns a dense A would cost O(d^2) memory and time per
+// step, more than the call it saves: the model is then a diagonal A (the
+// usual particle masses), learned from one probe that moves every p_i and
+// checked by a second with alternating signs — 3 calls, after 8 steps.  A
+// dense A that turns out diagonal is also applied as a diagonal.
 #ifndef ODEPKG_AFFINE_VELOCITY_HPP
 #define ODEPKG_AFFINE_VELOCITY_HPP
 
@@ -28,20 +33,34 @@ namespace odepkg {
 
 class AffineVelocity {
  public:
-  explicit AffineVelocity(int d) : A_(d, d), b_(d), v_(d), x_(2 * d), f0_(2 * d), f1_(2 * d) {}
+  /// Largest d for which A is learned as a dense matrix.
+  static constexpr int kDenseMax = 64;
+
+  explicit AffineVelocity(int d)
+      : A_(d <= kDenseMax ? d : 0, d <= kDenseMax ? d : 0),
+        diag_(d), b_(d), v_(d), x_(2 * d), f0_(2 * d), f1_(2 * d) {}
 
   bool active() const { return state_ == State::Active; }
 
   /// Called before each explicit step from (t, [q; p]): learns the model
   /// once enough steps have been taken.  Returns active().
   bool prepare(HamiltonianProblem& pb, double t, const ConstVecRef& x) {
-    if (state_ == State::Waiting && ++steps_ > std::max(8, pb.dim() / 2)) learn(pb, t, x);
+    if (state_ == State::Waiting &&
+        ++steps_ > (pb.dim() <= kDenseMax ? std::max(8, pb.dim() / 2) : 8)) {
+      if (pb.dim() <= kDenseMax)
+        learn_dense(pb, t, x);
+      else
+        learn_diagonal(pb, t, x);
+    }
     return active();
   }
 
   /// The predicted H_p(p) (valid until the next call).
   const Vec& predict(const ConstVecRef& p) {
-    v_.noalias() = A_ * p;
+    if (diagonal_)
+      v_ = diag_.cwiseProduct(p);
+    else
+      v_.noalias() = A_ * p;
     v_ += b_;
     return v_;
   }
@@ -60,8 +79,15 @@ class AffineVelocity {
     return false;
   }
 
-  /// The learned A = T_pp (valid when active()).
-  const Mat& matrix() const { return A_; }
+  /// out = A X for the learned A = T_pp (valid when active()); no
+  /// temporaries, so steps stay allocation-free.
+  template <class In, class Out>
+  void apply(const In& X, Out& out) const {
+    if (diagonal_)
+      out = diag_.asDiagonal() * X;
+    else
+      out.noalias() = A_ * X;
+  }
   /// |A|_inf, computed once when learned.
   double matrix_norm() const { return a_norm_; }
 
@@ -71,26 +97,59 @@ class AffineVelocity {
  private:
   enum class State { Waiting, Active, Off };
 
-  void learn(HamiltonianProblem& pb, double t, const ConstVecRef& x) {
+  /// Perturbation of p_i for the forward differences.
+  static double probe_size(double p) { return std::max(1.0, std::abs(p)); }
+
+  void learn_dense(HamiltonianProblem& pb, double t, const ConstVecRef& x) {
     const int d = pb.dim();
     state_ = State::Off;
     if (!pb.field(t, x, f0_)) return;
     for (int i = 0; i < d; ++i) {
       x_ = x;
-      const double s = std::max(1.0, std::abs(x(d + i)));
+      const double s = probe_size(x(d + i));
       x_(d + i) += s;
       if (!pb.field(t, x_, f1_)) return;
       A_.col(i) = (f1_.head(d) - f0_.head(d)) / s;
     }
+    diag_ = A_.diagonal();
+    diagonal_ = true;  // exact zeros off the diagonal (no temporary matrix)
+    for (int j = 0; j < d && diagonal_; ++j)
+      for (int i = 0; i < d; ++i)
+        if (i != j && A_(i, j) != 0.0) diagonal_ = false;
     v_.noalias() = A_ * x.tail(d);  // no temporary: steps must not allocate
     b_ = f0_.head(d) - v_;
     a_norm_ = A_.cwiseAbs().rowwise().sum().maxCoeff();
     if (A_.allFinite() && b_.allFinite()) state_ = State::Active;
   }
 
+  /// A = diag(a) from the probe s (every p_i moved by s_i): a_i = df_i / s_i;
+  /// a second probe with signs (-1)^i must agree with A s' to the same
+  /// tolerance as confirm(), else A is not diagonal and the model is dropped.
+  void learn_diagonal(HamiltonianProblem& pb, double t, const ConstVecRef& x) {
+    const int d = pb.dim();
+    state_ = State::Off;
+    if (!pb.field(t, x, f0_)) return;
+    x_ = x;
+    for (int i = 0; i < d; ++i) x_(d + i) += probe_size(x(d + i));
+    if (!pb.field(t, x_, f1_)) return;
+    for (int i = 0; i < d; ++i) diag_(i) = (f1_(i) - f0_(i)) / probe_size(x(d + i));
+    b_ = f0_.head(d) - diag_.cwiseProduct(x.tail(d));
+    a_norm_ = diag_.lpNorm<Eigen::Infinity>();
+    if (!diag_.allFinite() || !b_.allFinite()) return;
+    x_ = x;
+    for (int i = 0; i < d; ++i) x_(d + i) += (i % 2 ? -1.0 : 1.0) * probe_size(x(d + i));
+    if (!pb.field(t, x_, f1_)) return;
+    diagonal_ = true;
+    state_ = State::Active;
+    predict(x_.tail(d));
+    if (!confirm(x_.tail(d), f1_.head(d))) state_ = State::Off;
+  }
+
   State state_ = State::Waiting;
   int steps_ = 0;
-  Mat A_;
+  Mat A_;      // dense A (d <= kDenseMax only)
+  Vec diag_;   // its diagonal
+  bool diagonal_ = false;
   Vec b_, v_, x_, f0_, f1_;
   double a_norm_ = 0.0;
 };

@@ -8,6 +8,7 @@
 #ifndef ODEPKG_HAMILTONIAN_PROBLEM_HPP
 #define ODEPKG_HAMILTONIAN_PROBLEM_HPP
 
+#include "Interrupt.hpp"
 #include "Stats.hpp"
 #include "Types.hpp"
 
@@ -36,7 +37,8 @@ class HamiltonianProblem {
     x_pert_.resize(n_);
     f_base_.resize(n_);
     f_pert_.resize(n_);
-    hess_.resize(n_, n_);
+    // hess_ (n x n) is sized on first use: explicit methods never need it,
+    // and for them memory must stay O(n).
   }
 
   void set_hessian(Hessian h) { hessian_ = std::move(h); }
@@ -66,6 +68,7 @@ class HamiltonianProblem {
 
   /// dx = f(t, x).  Returns false if dx is not finite.
   bool field(double t, const ConstVecRef& x, VecRef dx) {
+    poll_interrupt();  // finite-difference Jacobians make thousands of calls per step
     ++stats_.field_evals;
     field_(t, x, dx);
     return dx.allFinite();
@@ -117,6 +120,7 @@ class HamiltonianProblem {
     ++stats_.jacobian_evals;
     if (hessian_) {
       ++stats_.hessian_evals;
+      if (hess_.rows() != n_) hess_.resize(n_, n_);  // once, on the first step
       hessian_(t, x, hess_);
       // df_q/dx = Hess(p-rows, :), df_p/dx = -Hess(q-rows, :)
       if (rows == 0)

@@ -66,6 +66,8 @@ class Integrator {
     const bool every_step = nt == 2;
     check_time_resolution(times);
     cur_.set(times(0), x0);
+    newton_failures_ = 0;
+    newton_limited_ = 0;
     if (f0) {
       cur_.force = f0->tail(problem_.dim());
       cur_.has_force = true;
@@ -145,12 +147,44 @@ class Integrator {
           ++st.rejected;
           ++st.failed_solves;
           last_failure_ = s;
+          if (s == StepStatus::NewtonDiverged) ++newton_failures_;
           stepper_.reset();
           h = 0.5 * h_try;
           after_rejection = true;
           continue;
         }
         const double err = opts_.norm(own ? err_ : doubling_.error(), next_.x, cur_.x);
+        // Steps the accuracy would allow far larger, reached only after
+        // repeated Newton failures: Newton cannot converge at useful step
+        // sizes (say MaxNewtonIterations 1, where only a first correction
+        // below the tolerance converges).  Fail with the cause instead of
+        // crawling (1.6 million steps for t in [0, 0.05] on Kepler; issue 13,
+        // defect 4) — when the rest of the span would take more than
+        // kNewtonLimitedCrawl steps.  A step limited by MaxStep or by the
+        // accuracy resets the count.
+        if (err >= kNewtonLimitedError || std::abs(h_try) >= 0.99 * opts_.max_step || lands) {
+          newton_limited_ = 0;
+          newton_failures_ = 0;
+        } else if (newton_failures_ > 0) {
+          ++newton_limited_;
+        }
+        const double steps_left = std::abs(times(nt - 1) - next_.t) / std::abs(h_try);
+        if (newton_limited_ >= kNewtonLimitedSteps && newton_failures_ >= kNewtonLimitedSteps &&
+            steps_left > kNewtonLimitedCrawl) {
+          char buf[400];
+          std::snprintf(buf, sizeof buf,
+                        "the Newton iteration does not converge at the step sizes the tolerances "
+                        "allow: %d Newton failures cut the last %d steps to sizes whose error "
+                        "estimates are below %g of the tolerance (h = %g at t = %.17g; %.3g more "
+                        "steps at that size); raise MaxNewtonIterations or NewtonTol, or give "
+                        "HamiltonianHessFcn",
+                        newton_failures_, newton_limited_, kNewtonLimitedError, std::abs(h_try), cur_.t,
+                        steps_left);
+          res.outcome = IntegrationResult::Outcome::Failed;
+          res.message = buf;
+          res.t = cur_.t;
+          return res;
+        }
         if (!controller_.accept(err)) {
           ++st.rejected;
           last_failure_ = StepStatus::Success;
@@ -175,6 +209,18 @@ class Integrator {
   }
 
   const Point& current() const { return cur_; }
+
+  /// Newton-limited steps (and Newton failures) in a row that end an
+  /// adaptive run (see run()) when, at their size, the rest of the span
+  /// would take more than kNewtonLimitedCrawl steps.  Runs that Newton
+  /// limits but that finish (SPVI with many nodes: 1,538 steps, 1,040
+  /// rejected) go on.
+  static constexpr int kNewtonLimitedSteps = 50;
+  static constexpr double kNewtonLimitedCrawl = 1e5;
+  /// An accepted step with an error estimate below this fraction of the
+  /// tolerance, after Newton failures, counts as Newton-limited: the
+  /// accuracy would allow a step 1e4^(1/(p+1)) times larger.
+  static constexpr double kNewtonLimitedError = 1e-4;
 
   /// The smallest step the loop takes near times a and b: 16 eps(t), t the
   /// larger of |a| and |b| (at least 16 times the smallest subnormal, so a
@@ -294,6 +340,8 @@ class Integrator {
   Point cur_, next_;
   Vec err_;
   StepStatus last_failure_ = StepStatus::Success;
+  int newton_failures_ = 0;   ///< Newton failures since the last accuracy-limited step
+  int newton_limited_ = 0;    ///< accepted steps since then, all with tiny error estimates
 };
 
 }  // namespace odepkg

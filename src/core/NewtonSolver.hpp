@@ -15,6 +15,7 @@
 #ifndef ODEPKG_NEWTON_SOLVER_HPP
 #define ODEPKG_NEWTON_SOLVER_HPP
 
+#include "InterruptibleLU.hpp"
 #include "Stats.hpp"
 #include "Types.hpp"
 
@@ -105,7 +106,8 @@ class NewtonSolver {
       int it = 0;
       while (it < opts_.max_iterations) {
         if (it > 0 && remodel() && !refactor(J, y)) break;
-        dy_.noalias() = lu_.solve(r_);
+        lu_.solve(r_, dy_);
+        poll_interrupt();  // a long solve (large SPVI) stays interruptible
         y -= dy_;
         ++it;
         count_iteration();
@@ -194,7 +196,7 @@ class NewtonSolver {
   Stats* stats_;
   Vec r_, dy_, y0_;
   Mat jac_;
-  Eigen::PartialPivLU<Mat> lu_;
+  InterruptibleLU lu_;  // polls between panels when large
   bool have_lu_ = false;
   bool retrying_ = false;
   int last_iterations_ = 0;

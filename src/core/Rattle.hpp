@@ -71,7 +71,7 @@ class Rattle final : public Stepper {
   /// e_p <- e_p - G' (G G')^{-1} G e_p at q_1 (G(q_1) from the step's
   /// gradient cache: no extra call; left as is where G G' is singular).  Without this adaptive SHAKE sees
   /// an O(h) "error" and crawls (issue 13, defect 4).
-  bool restrict_error(const Point& to, VecRef err) override {
+  bool restrict_error(const Point& to, const Point&, double, VecRef err) override {
     if (!state_.shake || errG_.rows() == 0) return true;
     const int d = problem_.dim();
     if (!state_.grads.grad_at(to.x.head(d), errG_)) return false;

@@ -33,7 +33,7 @@ class StepDoubling {
     if (s != StepStatus::Success) return s;
     to.t = from.t + h;  // exactly, not from.t + h/2 + h/2
     err_ = (to.x - full_.x) / denom_;
-    if (!stepper_.restrict_error(to, err_)) return StepStatus::NonFinite;
+    if (!stepper_.restrict_error(to, full_, denom_, err_)) return StepStatus::NonFinite;
     return StepStatus::Success;
   }
 

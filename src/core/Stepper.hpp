@@ -60,12 +60,16 @@ class Stepper {
     return step(from, h, to);
   }
 
-  /// Step doubling's estimate `err` of the error of `to`, restricted to what
-  /// the method carries into the next step (SHAKE: not its momenta along
-  /// G(q)', which the next step's multiplier absorbs).  May call the
-  /// problem's functions; must not allocate.  False: a callback failed.
-  virtual bool restrict_error(const Point& to, VecRef err) {
+  /// Step doubling's estimate err = (to - full) / denom of the error of `to`
+  /// (two half steps; `full` the one step), restricted to what the method
+  /// carries into the next step (SHAKE: not its momenta along G(q)', which
+  /// the next step's multiplier absorbs; geometric SHAKE: not its position
+  /// along the fibre).  May call the problem's functions; must not
+  /// allocate.  False: a callback failed.
+  virtual bool restrict_error(const Point& to, const Point& full, double denom, VecRef err) {
     (void)to;
+    (void)full;
+    (void)denom;
     (void)err;
     return true;
   }

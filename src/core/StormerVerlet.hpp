@@ -26,8 +26,10 @@ class StormerVerlet final : public Stepper {
                 NewtonSolver::Options newton = NewtonSolver::Options())
       : Stepper(problem),
         explicit_(explicit_scheme),
-        stage_p_(problem.dim(), &problem.stats(), newton),
-        stage_q_(problem.dim(), &problem.stats(), newton),
+        // Newton's d x d matrices only for the implicit scheme (O(d) memory
+        // for the explicit one).
+        stage_p_(explicit_scheme ? 0 : problem.dim(), &problem.stats(), newton),
+        stage_q_(explicit_scheme ? 0 : problem.dim(), &problem.stats(), newton),
         work_(problem.state_size()),
         y_(problem.state_size()),
         P_(problem.dim()),

@@ -19,7 +19,7 @@ class SymplecticEuler final : public Stepper {
                   NewtonSolver::Options newton = NewtonSolver::Options())
       : Stepper(problem),
         explicit_(explicit_scheme),
-        stage_(problem.dim(), &problem.stats(), newton),
+        stage_(explicit_scheme ? 0 : problem.dim(), &problem.stats(), newton),  // O(d) if explicit
         work_(problem.state_size()),
         y_(problem.state_size()),
         P_(problem.dim()),

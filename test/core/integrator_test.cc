@@ -463,3 +463,44 @@ TEST(Integrator, NonFiniteStateEndsRun) {
     }  // 1e308 + 7e307 < DBL_MAX < 1e308 + 8e307
   }
 }
+
+// Newton that cannot converge at useful step sizes ends an adaptive run with
+// its cause (issue 13, defect 4).  With MaxNewtonIterations 1 the implicit
+// Störmer–Verlet converges only where the first correction is below the
+// tolerance (h ~ 1e-8 here): it took 1.6 million steps for t in [0, 0.05]
+// on Kepler.  Now it fails within kNewtonLimitedSteps steps, with the
+// partial result; with 2 iterations the same run completes untouched, and a
+// MaxStep-limited run (tiny error estimates, no Newton failures) too.
+TEST(Integrator, NewtonLimitedStepsFailFast) {
+  auto kepler_field = [](double, const ConstVecRef& x, VecRef dx) {
+    const double r = std::sqrt(x(0) * x(0) + x(1) * x(1));
+    dx << x(2), x(3), -x(0) / (r * r * r), -x(1) / (r * r * r);
+  };
+  for (int maxit : {1, 2}) {
+    for (double max_step : {std::numeric_limits<double>::infinity(), 1e-3}) {
+      HamiltonianProblem P(2, kepler_field);
+      NewtonOptions no;
+      no.max_iterations = maxit;
+      StormerVerlet s(P, false, no);
+      IntegratorOptions o;
+      o.norm.rel_tol = 1e-6;
+      o.norm.abs_tol = Vec::Constant(1, 1e-6);
+      o.max_step = max_step;
+      test::Recorder rec;
+      Vec x0(4), ts(2);
+      x0 << 0.4, 0.0, 0.0, 2.0;
+      ts << 0.0, 2.0;
+      const IntegrationResult r = Integrator(s, o).run(ts, x0, rec);
+      if (maxit == 1) {
+        EXPECT_EQ(r.outcome, IntegrationResult::Outcome::Failed);
+        EXPECT_NE(r.message.find("MaxNewtonIterations"), std::string::npos) << r.message;
+        EXPECT_LE(P.stats().steps, Integrator::kNewtonLimitedSteps);
+        EXPECT_EQ(rec.t.back(), r.t);  // the partial result ends where the run did
+      } else {
+        EXPECT_EQ(r.outcome, IntegrationResult::Outcome::Completed) << r.message;
+        EXPECT_EQ(rec.t.back(), 2.0);
+        if (max_step < 1.0) EXPECT_GE(P.stats().steps, 2000);  // MaxStep-limited throughout
+      }
+    }
+  }
+}

@@ -288,12 +288,11 @@ class SeparableRattle : private RattleAcceptance {
     const auto q0 = from.x.head(d);
     const double t1 = from.t + h;
     if (!shared_.grads.grad_at(q0, G0_)) return true;
-    const Mat& A = velocity_.matrix();
     const bool extrap = have_last_ && (shared_.last_q1.array() == q0.array()).all();
     const double s = have_guess_ ? h / shared_.h_prev : 0.0;
     pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
     vtmp_ = q0 + h * velocity_.predict(pbase_);  // q_1 at L = 0
-    B0_.noalias() = A * G0_.transpose();
+    velocity_.apply(G0_.transpose(), B0_);
     const double weight =
         roundoff_weight(h, velocity_.matrix_norm(), q0, from.x.tail(d), opts_.tol);
     // 1. Position multipliers: g(q_1(L)) = 0, q_1(L) = vtmp - h B0 L.
@@ -365,7 +364,7 @@ class SeparableRattle : private RattleAcceptance {
     if (shake_) {
       p1_ = pstar_;
     } else {
-      TG1_.noalias() = A * G1_.transpose();
+      velocity_.apply(G1_.transpose(), TG1_);
       A_.noalias() = G1_ * TG1_;
       if (!small_.compute(A_)) return true;
       shared_.note_rank(small_, from.t);
