@@ -76,6 +76,7 @@
 #include "Stepper.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <vector>
 
@@ -545,6 +546,17 @@ class SpectralVariational final : public Stepper {
     const int d = d_;
     Vec& y = low_.y;
     auto xi = [&](double z) { return -1.0 + (2.0 * off + h * (1.0 + z)) / h_a_; };
+    // The momentum interpolant has degree P + 1: beyond its interval its
+    // Lagrange basis amplifies the errors of its values (Newton's tolerance)
+    // by sum_m |l_m(xi)| — one equal step ahead 4e6 for P = 8, 5e9 for
+    // P = 12, 7e15 for P = 20, far more after a step-size increase.  A guess
+    // off by more than 1e-3 made Newton diverge: fixed steps with
+    // Q = P = 20 failed at t = 0.3, adaptive ones rejected every second
+    // step (13,513 steps, 3.7 million calls for t in [0, 50]).  Then start
+    // cold, as after a restart.
+    detail::lagrange_basis(xs_, den_, xi(1.0), lb_);
+    const double tol = std::max(low_.newton().options().tol, std::numeric_limits<double>::epsilon());
+    if (!(lb_.lpNorm<1>() * tol <= kMaxGuessError)) return false;
     // Modes: Gauss projection c_i = (2i+1)/2 sum_m omega_m l_i(eta_m) q_old(xi(eta_m)).
     y.head(Q_ * d).setZero();
     for (int m = 0; m < Q_; ++m) {
@@ -570,6 +582,7 @@ class SpectralVariational final : public Stepper {
     for (int m = 0; m < P_; ++m) out += lb_(m + 1) * prev_y_.segment(low_.ip(m), d_);
   }
 
+  static constexpr double kMaxGuessError = 1e-3;  ///< warm guess: amplified tolerance bound
   int d_, Q_, P_;
   detail::SpviSystem low_, high_;
   Vec work_, xa_, xb_, xh_, prev_y_, tmp_, lv_;
