@@ -13,9 +13,11 @@ function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
   if (! (isstruct (sol) && isscalar (sol) && isfield (sol, "x") && isfield (sol, "y")))
     error ("odepkg:invalidInput", "deval: SOL must be a solution struct with fields x and y");
   endif
-  if (isfield (sol, "solver") && strcmp (sol.solver, "odeRATTLie"))
+  lie = (isfield (sol, "idata") && isstruct (sol.idata) && isscalar (sol.idata)
+         && isfield (sol.idata, "lie"));
+  if (! lie && isfield (sol, "solver") && strcmp (sol.solver, "odeRATTLie"))
     error ("odepkg:invalidInput",
-           "deval: odeRATTLie solutions live on a Lie group, which an interpolant of the coordinates would leave; request the output times in TSPAN instead");
+           "deval: this odeRATTLie solution lacks sol.idata (its group, mass matrix and constraints), which the interpolant on the group needs; solve again with sol = odeRATTLie (...)");
   endif
   x = sol.x(:).';  Y = sol.y;
   N = numel (x);
@@ -41,6 +43,20 @@ function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
   endif
 
   t = t(:).';
+  if (lie)
+    ## odeRATTLie: q = q_k o exp(xi(s)) with xi a cubic Hermite in the Lie
+    ## algebra, v = T(xi) xi', projected along the group onto the constraints
+    ## (compiled: lie/LieInterpolant.hpp)
+    if (N == 1)
+      y = repmat (Y(idx, 1), 1, numel (t));
+      yp = NaN (size (y));
+      return;
+    endif
+    [y, yp] = __odepkg_rattlie__ ("interpolate", x, Y, t, sol.idata.lie, sol.idata.fcn, sol.idata.extra);
+    y = y(idx, :);
+    yp = yp(idx, :);
+    return;
+  endif
   y = zeros (rows (Y), numel (t));
   yp = y;
   xs = s * x;

@@ -471,5 +471,3 @@ endfunction
 %! fine = odeRATTLE (f, 0, sol.y(:, 1), sphere_opts ("TimeStepSize", 0.025, "TimeStepNumber", 80));
 %! err_steps = max (max (abs (sol.y - fine.y(:, 1:2:end))));     # the method's own error
 %! assert (max (max (abs (y - fine.y(:, 2:2:end).'))) < 3 * err_steps);
-%!error <live on a Lie group> __odepkg_deval__ (struct ("x", [0 1], "y", [1 1; 0 0; 0 0; 0 0; 0 0; 0 0; 0 0], "solver", "odeRATTLie"), 0.5)
-%!error <option "Refine" is not used by odeRATTLie> odeRATTLie (@(t, y) zeros (3, 1), [0 1], [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "Refine", 4))

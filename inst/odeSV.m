@@ -128,7 +128,7 @@ endfunction
 %! sol = odeSV (@kepler, [0 2], kepler_y0 (0.6), odepkgset (o, "MaxNewtonIterations", 2));
 %! assert (sol.x(end), 2);
 %!warning <raise MaxNewtonIterations or NewtonTol>
-%! odeSV (@kepler, [0 2], kepler_y0 (0.6), odepkgset ("RelTol", 1e-6, "MaxNewtonIterations", 1));
+%! [t, y] = odeSV (@kepler, [0 2], kepler_y0 (0.6), odepkgset ("RelTol", 1e-6, "MaxNewtonIterations", 1));
 %!test
 %! ## implicit (general H) branch agrees with the explicit one on Kepler
 %! o = odepkgset ("TimeStepSize", 0.01);

@@ -41,7 +41,8 @@
 ## @code{stats} (steps, rejected steps, calls of each user function, Newton
 ## iterations, largest constraint residuals); with @qcode{"Events"} also
 ## @code{xe}, @code{ye}, @code{ie}.  @code{deval (sol, t)} interpolates
-## (constrained states projected onto the constraints); @qcode{"Refine"}
+## (constrained states projected onto the constraints; odeRATTLie's on the
+## group, in its Lie algebra); @qcode{"Refine"}
 ## adds interpolated points inside each step as in @code{ode45}.
 ##
 ## @strong{Monitoring} (off by default, no extra call when off):

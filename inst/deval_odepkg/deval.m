@@ -15,9 +15,15 @@
 ## holonomic constraints g(q) = 0 the interpolated states are projected
 ## onto g(q) = 0 and G(q) H_p(q, p) = 0 (Newton, a few calls of the
 ## constraint functions and f per time), so they satisfy the constraints to
-## round-off like the solver's own states.  For odeRATTLie the group
-## coordinates are interpolated as numbers (a quaternion's norm is then 1 up
-## to the interpolation error only).
+## round-off like the solver's own states.  For odeRATTLie the interpolant
+## lives on the group: between output points (q_k, v_k) and (q_k+1, v_k+1),
+## q(t_k + s) = q_k o exp(xi(s)) with xi the cubic Hermite interpolant in the
+## Lie algebra (xi(0) = 0, xi'(0) = v_k, q_k+1 = q_k o exp(xi(h)), matching
+## v_k+1) and v = T(xi) xi', so a rotation stays a rotation to round-off (a
+## quaternion keeps norm 1), error O(h^4); constrained states are then
+## projected along the group onto Phi(q) = 0 and B(q) v = 0.  @var{yp} is the
+## interpolant's derivative (before that projection; for group coordinates,
+## their time derivative).
 ##
 ## Octave 7 has no @code{deval}: odepkg installs this one (from its PKG_ADD)
 ## only when the running Octave has none, so it never shadows a core

@@ -170,7 +170,30 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     idata = struct ("constraint", o.ConstraintFcn, "grad", o.ConstraintGradFcn, "fcn", fcn,
                     "extra", {extra}, "variables", o.ConstraintVariables);
   endif
-  if (o.Refine > 1 && numel (times) == 2 && numel (t) > 1)
+  if (lie)
+    ## what deval needs to interpolate on the group and project onto the
+    ## constraints (and nothing that could run, such as the OutputFcn)
+    lopts = struct ("LieGroup", {o.LieGroup}, "MassMatrix", {o.MassMatrix},
+                    "ConstraintFcn", {o.ConstraintFcn}, "ConstraintGradFcn", {o.ConstraintGradFcn},
+                    "ConstraintsNb", {o.ConstraintsNb});
+    idata = struct ("lie", lopts, "fcn", fcn, "extra", {extra});
+  endif
+  if (lie && o.Refine > 1 && numel (times) == 2 && numel (t) > 1)
+    ## the group interpolant; sol.lambda at the new points by the index-1
+    ## formula of the compiled multipliers
+    k = (0:o.Refine-1) / o.Refine;
+    tr = t(1:end-1) + (t(2:end) - t(1:end-1)) .* k;
+    tr = [reshape(tr.', [], 1); t(end)];
+    want_lambda = ! isempty (lambda);
+    [yr, ~, lr] = __odepkg_rattlie__ ("interpolate", t.', y.', tr.', lopts, fcn, extra, want_lambda);
+    yr(:, 1:o.Refine:end) = y.';                          # the method's own states
+    y = yr.';
+    if (want_lambda)
+      lr(:, 1:o.Refine:end) = lambda;
+      lambda = lr;
+    endif
+    t = tr;
+  elseif (o.Refine > 1 && numel (times) == 2 && numel (t) > 1)
     s = struct ("x", t.', "y", y.', "idata", idata);
     k = (0:o.Refine-1) / o.Refine;
     tr = t(1:end-1) + (t(2:end) - t(1:end-1)) .* k;       # rows: steps

@@ -213,8 +213,9 @@ class Integrator {
   /// Newton-limited steps (and Newton failures) in a row that end an
   /// adaptive run (see run()) when, at their size, the rest of the span
   /// would take more than kNewtonLimitedCrawl steps.  Runs that Newton
-  /// limits but that finish (SPVI with many nodes: 1,538 steps, 1,040
-  /// rejected) go on.
+  /// limits but that finish go on (adaptive SPVI with Q = P = 8 on a
+  /// non-separable H, t in [0, 50]: 59 steps and 29 attempts rejected by
+  /// Newton failures).
   static constexpr int kNewtonLimitedSteps = 50;
   static constexpr double kNewtonLimitedCrawl = 1e5;
   /// An accepted step with an error estimate below this fraction of the

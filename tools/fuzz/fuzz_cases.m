@@ -94,7 +94,7 @@ function cases = fuzz_cases (seed, n)
       cases{i} = sprintf ("o = odepkgset ('%s', %s, '%s', %s); out = {};", nm, pick (optvals),
                           pick (names), pick (optvals));
     else
-      k = randi (4);
+      k = randi (5);
       switch (k)
         case 1
           cases{i} = sprintf ("[t, y, s, ok, msg] = __odepkg_integrate__ (%s, %s, %s, %s, %s, %s, 'fuzz'); out = {t, y};",
@@ -118,6 +118,30 @@ function cases = fuzz_cases (seed, n)
                                      "struct ()", "3", "struct ('x', [], 'y', [])", "struct ('x', [0 NaN], 'y', [1 2])", ...
                                      "odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0])"}),
                               pick ({"0.5", "[0 0.5 1]", "NaN", "5", "'a'", "[]", "1i", "-1"}));
+        case 5
+          ## odeRATTLie's interpolant on the group (deval, Refine)
+          X = pick ({"[0 0.1]", "[0 0.1 0.2]", "[0 0]", "[0.1 0]", "[]", "[0 NaN]", "'ab'", "[0 1e300]"});
+          Y = pick ({"[1 cos(0.05); 0 sin(0.05); 0 0; 0 0; 0 1; 0 0; 0 0]", "zeros (7, 2)", "ones (7, 3)", ...
+                     "[1 -1; zeros(3, 2); 0 0; 0 0; 1e300 0]", "[1 1; 0 0; 0 0; 0 0; 0 0; 0 0; NaN 0]", "{1}", ...
+                     "[1 1; 0 0]", "[1 0; 0 0; 0 0; 0 1; 50 50; 0 0; 0 0]"});
+          T = pick ({"0.05", "[0 0.05 0.1]", "NaN", "5", "'a'", "[]", "1i", "-1"});
+          O = pick ({"struct ('LieGroup', 'S3')", "struct ('LieGroup', 'bogus')", "struct ()", "3", ...
+                     "struct ('LieGroup', 'S3', 'ConstraintFcn', @(q) q(1) - 1, 'ConstraintsNb', 1)", ...
+                     "struct ('LieGroup', 'S3', 'ConstraintFcn', @(q) NaN, 'ConstraintsNb', 1)", ...
+                     "struct ('LieGroup', 'S3', 'MassMatrix', -eye (3))", ...
+                     "struct ('LieGroup', struct ('dim', 3, 'compose_exp', @(q, w) q, 'tangent', @(w) eye (3), 'ad', @(v) zeros (3)))"});
+          F = pick ({"@(t, y) zeros (3, 1)", pick(fcns)});  E = pick ({"{}", "3"});  L = pick ({"false", "true", "'x'"});
+          ## mostly sane: a quarter turn of S3 perturbed in one argument
+          a = {"[0 0.1]", "[1 cos(0.05); 0 sin(0.05); 0 0; 0 0; 0 1; 0 0; 0 0]", "[0 0.05 0.1]", ...
+               "struct ('LieGroup', 'S3', 'ConstraintFcn', @(q) q(4), 'ConstraintGradFcn', @(q) [0 0 1], 'ConstraintsNb', 1)", ...
+               "@(t, y) zeros (3, 1)", "{}", "true"};
+          b = {X, Y, T, O, F, E, L};
+          k = randi (7);
+          if (rand () < 0.6)
+            a{k} = b{k};
+            b = a;
+          endif
+          cases{i} = sprintf ("[y, yp] = __odepkg_rattlie__ ('interpolate', %s, %s, %s, %s, %s, %s, %s); out = {y, yp};", b{:});
       endswitch
     endif
   endfor
