@@ -250,3 +250,16 @@ endfunction
 %! loglog (2*pi ./ N, err, "o-");  xlabel ("h");  ylabel ("error after one period");
 %! slopes = arrayfun (@(i) polyfit (log (2*pi ./ N), log (err(i,:)), 1)(1), 1:rows (QP));
 %! title (sprintf ("odeSPVI, order min (2 (Q - 1), 2 P): fitted slopes %.2f (Q = 2, P = 1), %.2f (3, 2), %.2f (4, 3)", slopes));
+
+%!test
+%! ## Many nodes, adaptive, non-separable H = p^2 (1 + q^2)/2 + q^2/2: Newton
+%! ## converges at every step size the error estimate asks for (an explicit
+%! ## RK4 guess where the extrapolated polynomial is far off; before, 38 of
+%! ## 115 attempts failed in Newton), and the energy is kept.
+%! f = @(t, y) [y(2) * (1 + y(1)^2); -(y(2)^2 * y(1) + y(1))];
+%! H = @(y) y(2, :) .^ 2 .* (1 + y(1, :) .^ 2) / 2 + y(1, :) .^ 2 / 2;
+%! sol = odeSPVI (f, [0 50], [1; 0], odepkgset ("Q_DoFs", 8, "P_DoFs", 8, "RelTol", 1e-6, "AbsTol", 1e-8));
+%! assert (sol.x(end), 50);
+%! assert (sol.stats.nfailedsolves, 0);
+%! assert (sol.stats.nfailed < sol.stats.nsteps / 2);
+%! assert (max (abs (H (sol.y) - H (sol.y(:, 1)))) < 1e-5);

@@ -42,7 +42,14 @@
 // Starting guess: the previous step's polynomials q(z) and p (through p_k,
 // the nodal p_j and p_{k+1}) re-evaluated on the new interval (extrapolated
 // after an accepted step, interpolated after a rejected one); without a
-// previous step, one Euler-like step from f(t_k, x_k).  (Extrapolating the
+// previous step, or where that extrapolation would amplify Newton's
+// tolerance beyond 1e-3, or when Newton diverges from it (after a change of
+// step size), an explicit guess: max(1, (P+2)/4) RK4 substeps with cubic
+// Hermite output at the nodes (rk4_guess).  Adaptive Q = P = 8 on a
+// non-separable H, t in [0, 50]: 59 steps, 29 rejections by Newton failures,
+// 10,120 calls of f with a one-step Euler-like start instead; 33 steps, 0
+// Newton failures, 6,470 calls now (Q = P = 20: 52 steps, 23,979 calls ->
+// 15 steps, 6,138 calls; fixed steps within -34 % .. +5 % of the calls).  (Extrapolating the
 // last three solutions, y_{n+1} = 3 y_n - 3 y_{n-1} + y_{n-2}, was 70 times
 // closer on Kepler e = 0.6, h = 0.1, (3,3), yet cost 10.9 f-calls per step
 // against 9.0 with the quasi-Newton below (then accepting on the second
@@ -384,7 +391,14 @@ class SpectralVariational final : public Stepper {
         xs_(p_dofs + 2),
         den_(p_dofs + 2),
         lb_(p_dofs + 2),
-        Ip_(p_dofs + 1, p_dofs + 2) {
+        Ip_(p_dofs + 1, p_dofs + 2),
+        rk_m_(std::max(1, (p_dofs + 2) / 4)),
+        rk_x_(problem.state_size(), rk_m_ + 1),
+        rk_f_(problem.state_size(), rk_m_ + 1),
+        rk_s_(problem.state_size()),
+        rk_k2_(problem.state_size()),
+        rk_k3_(problem.state_size()),
+        rk_k4_(problem.state_size()) {
     gauss_legendre(Q_, eta_, omega_);  // projection onto the Q modes, exact for degree <= 2Q-1
     Lq_.resize(Q_, Q_);
     for (int m = 0; m < Q_; ++m) {
@@ -423,8 +437,10 @@ class SpectralVariational final : public Stepper {
   StepStatus step(Point& from, double h, Point& to) override {
     const int d = d_;
     Vec& y = low_.y;
-    if (!warm_guess(from, h)) {
-      // Cold start: q(z) = q_k + h/2 (1+z) H_p, p(z) = p_k - h/2 (1+z) H_q at x_k.
+    const bool warm = warm_guess(from, h);
+    if (!warm && !rk4_guess(from, h)) {
+      // Linear start (rk4_guess met a non-finite value): q(z) = q_k + h/2 (1+z) H_p,
+      // p(z) = p_k - h/2 (1+z) H_q at x_k.
       if (!problem_.field(from.t, from.x, work_)) return StepStatus::NonFinite;
       from.force = work_.tail(d);
       from.has_force = true;
@@ -436,7 +452,15 @@ class SpectralVariational final : public Stepper {
       y.segment(low_.iq1(), d) = from.x.head(d) + h * work_.head(d);
       y.segment(low_.ip1(), d) = from.x.tail(d) + h * work_.tail(d);
     }
-    const StepStatus s = low_.solve(from.t, h, from.x);
+    StepStatus s = low_.solve(from.t, h, from.x);
+    if (s == StepStatus::NewtonDiverged && warm && rk4_guess(from, h)) {
+      // The extrapolated polynomial can be far off after a change of step
+      // size (first corrections of 1-3 where the solution is O(1)); before
+      // the step is rejected, Newton once more from the explicit guess, with
+      // exact Hessians (the quasi-Newton model saw the divergent iterates).
+      low_.reset();
+      s = low_.solve(from.t, h, from.x);
+    }
     if (s != StepStatus::Success) return s;
     to.t = from.t + h;
     to.x.head(d) = y.segment(low_.iq1(), d);
@@ -569,6 +593,57 @@ class SpectralVariational final : public Stepper {
     return true;
   }
 
+  /// Guess without a previous step (first step, after a rejection, after a
+  /// step-size change too large for warm_guess): m = max(1, (P+2)/4) classical
+  /// RK4 substeps over [t_k, t_k + h] (4m + 1 calls of f), the states between
+  /// them by cubic Hermite interpolation from the substeps' ends and fields;
+  /// modes by the Gauss projection of warm_guess, nodal momenta and end point
+  /// from the same curve.  Its error O((h/m)^4) replaces the O(h^2) of the
+  /// linear start, from which Newton diverged on steps the accuracy allowed
+  /// (adaptive Q = P = 8 on a non-separable H: 29 failed solves in 59 steps).
+  /// False (then the linear start) if a value is not finite.
+  bool rk4_guess(Point& from, double h) {
+    const int d = d_, m = rk_m_;
+    const double hs = h / m;
+    auto f = [&](double t, const ConstVecRef& x, VecRef dx) { return problem_.field(t, x, dx); };
+    rk_x_.col(0) = from.x;
+    if (!f(from.t, from.x, rk_f_.col(0))) return false;
+    from.force = rk_f_.col(0).tail(d);
+    from.has_force = true;
+    for (int k = 0; k < m; ++k) {
+      const double t = from.t + k * hs;
+      rk_s_ = rk_x_.col(k) + (0.5 * hs) * rk_f_.col(k);
+      if (!f(t + 0.5 * hs, rk_s_, rk_k2_)) return false;
+      rk_s_ = rk_x_.col(k) + (0.5 * hs) * rk_k2_;
+      if (!f(t + 0.5 * hs, rk_s_, rk_k3_)) return false;
+      rk_s_ = rk_x_.col(k) + hs * rk_k3_;
+      if (!f(t + hs, rk_s_, rk_k4_)) return false;
+      rk_x_.col(k + 1) = rk_x_.col(k) + (hs / 6.0) * (rk_f_.col(k) + 2.0 * rk_k2_ + 2.0 * rk_k3_ + rk_k4_);
+      if (!f(k + 1 == m ? from.t + h : t + hs, rk_x_.col(k + 1), rk_f_.col(k + 1))) return false;
+    }
+    // the curve at z in [-1, 1]
+    auto at = [&](double z, VecRef out) {
+      const double sub = 0.5 * (1.0 + z) * m;
+      const int k = std::min(std::max(static_cast<int>(sub), 0), m - 1);
+      const double th = sub - k, th2 = th * th, th3 = th2 * th;
+      out = (2 * th3 - 3 * th2 + 1) * rk_x_.col(k) + (-2 * th3 + 3 * th2) * rk_x_.col(k + 1) +
+            (hs * (th3 - 2 * th2 + th)) * rk_f_.col(k) + (hs * (th3 - th2)) * rk_f_.col(k + 1);
+    };
+    Vec& y = low_.y;
+    y.head(Q_ * d).setZero();
+    for (int i = 0; i < Q_; ++i) {
+      at(eta_(i), rk_s_);
+      for (int c = 0; c < Q_; ++c) y.segment(low_.iq(c), d) += (0.5 * (2 * c + 1) * omega_(i) * Lq_(i, c)) * rk_s_.head(d);
+    }
+    for (int j = 0; j < P_; ++j) {
+      at(low_.tables().z(j), rk_s_);
+      y.segment(low_.ip(j), d) = rk_s_.tail(d);
+    }
+    y.segment(low_.iq1(), d) = rk_x_.col(m).head(d);
+    y.segment(low_.ip1(), d) = rk_x_.col(m).tail(d);
+    return y.allFinite();
+  }
+
   /// The last step's q polynomial at (its) xi.
   void prev_q(double xi, VecRef out) {
     legendre(xi, Q_, lv_.data());
@@ -592,6 +667,9 @@ class SpectralVariational final : public Stepper {
   Mat Ip_;             // low -> high nodal momenta interpolation
   bool have_prev_ = false;
   double t_a_ = 0.0, h_a_ = 0.0;  // start and size of the last step
+  int rk_m_;                       // rk4_guess: substeps, their states and fields, stages
+  Mat rk_x_, rk_f_;
+  Vec rk_s_, rk_k2_, rk_k3_, rk_k4_;
 };
 
 }  // namespace odepkg

@@ -499,7 +499,9 @@ TEST(Integrator, NewtonLimitedStepsFailFast) {
       } else {
         EXPECT_EQ(r.outcome, IntegrationResult::Outcome::Completed) << r.message;
         EXPECT_EQ(rec.t.back(), 2.0);
-        if (max_step < 1.0) EXPECT_GE(P.stats().steps, 2000);  // MaxStep-limited throughout
+        if (max_step < 1.0) {
+          EXPECT_GE(P.stats().steps, 2000);  // MaxStep-limited throughout
+        }
       }
     }
   }
