@@ -47,7 +47,10 @@ function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
     ## odeRATTLie: q = q_k o exp(xi(s)) with xi a cubic Hermite in the Lie
     ## algebra, v = T(xi) xi', projected along the group onto the constraints
     ## (compiled: lie/LieInterpolant.hpp)
-    if (N == 1)
+    if (isempty (t))
+      y = yp = zeros (numel (idx), 0);
+      return;
+    elseif (N == 1)
       y = repmat (Y(idx, 1), 1, numel (t));
       yp = NaN (size (y));
       return;

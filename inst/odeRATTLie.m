@@ -643,3 +643,44 @@ endfunction
 %! endfor
 
 %!error <lacks sol.idata> deval (struct ("x", [0 1], "y", zeros (7, 2), "solver", "odeRATTLie"), 0.5)
+
+%!test
+%! ## Refine on SO(3) (free asymmetric body): every refined state a rotation to
+%! ## round-off, the interior points those of deval, |J Omega| (conserved by the
+%! ## method to round-off) within the interpolant's O(h^3) between the steps.
+%! J = diag ([1 2 3]);  y0 = [reshape(eye (3), 9, 1); 1; 0.1; 0.5];
+%! o = odepkgset ("LieGroup", "SO3", "MassMatrix", J, "TimeStepSize", 0.02, "TimeStepNumber", 100);
+%! s1 = odeRATTLie (@(t, y) zeros (3, 1), 0, y0, o);
+%! s3 = odeRATTLie (@(t, y) zeros (3, 1), 0, y0, odepkgset (o, "Refine", 3));
+%! assert (numel (s3.x), 301);
+%! for k = 1:301
+%!   R = reshape (s3.y(1:9, k), 3, 3);
+%!   assert (norm (R' * R - eye (3)) < 1e-14);
+%! endfor
+%! inner = setdiff (1:301, 1:3:301);
+%! assert (s3.y(:, inner), deval (s1, s3.x(inner)), 1e-15);
+%! L = sqrt (sum ((J * s3.y(10:12, :)) .^ 2, 1));
+%! assert (max (abs (L(1:3:end) - L(1))) < 1e-13);
+%! assert (max (abs (L - L(1))) < 1e-4);          # measured 4.9e-5 = 6 h^3
+
+%!test
+%! ## Output points nearly a full turn apart (6 rad about a principal axis)
+%! ## are refused by deval, naming the remedy; Refine keeps the solver's own
+%! ## points with a warning; an empty T gives an empty result.
+%! o = odepkgset ("LieGroup", "SO3", "MassMatrix", diag ([1 2 3]), "TimeStepSize", 0.01);
+%! sol = odeRATTLie (@(t, y) zeros (3, 1), [0 0.5 1], [reshape(eye (3), 9, 1); 0; 0; 12], o);
+%! try
+%!   deval (sol, 0.25);
+%!   error ("no error");
+%! catch err
+%!   assert (err.identifier, "odepkg:invalidInput");
+%!   assert (! isempty (strfind (err.message, "full turn")));
+%! end_try_catch
+%! assert (size (deval (sol, [])), [12 0]);
+%! o = odepkgset (o, "TimeStepSize", 0.5, "Refine", 2);
+%! warning ("off", "odepkg:refineFailed", "local");
+%! s = odeRATTLie (@(t, y) zeros (3, 1), [0 1], [reshape(eye (3), 9, 1); 0; 0; 12], o);
+%! assert (s.x, [0 0.5 1]);
+%!warning <Refine failed>
+%! o = odepkgset ("LieGroup", "SO3", "MassMatrix", diag ([1 2 3]), "TimeStepSize", 0.5, "Refine", 2);
+%! s = odeRATTLie (@(t, y) zeros (3, 1), [0 1], [reshape(eye (3), 9, 1); 0; 0; 12], o);

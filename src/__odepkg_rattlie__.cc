@@ -98,14 +98,17 @@ times when @var{want_lambda} is true; @var{store} (optional, default true)\n\
 false keeps only the last point (output streamed through the OutputFcn).\n\
 Called by odeRATTLie.\n\
 \n\
-@code{[@var{y}, @var{yp}] = __odepkg_rattlie__ (\"interpolate\", @var{x}, @var{Y},\n\
-@var{t}, @var{options}, @var{fcn}, @var{extra})}: the states of the solution\n\
+@code{[@var{y}, @var{yp}, @var{lambda}] = __odepkg_rattlie__ (\"interpolate\", @var{x}, @var{Y},\n\
+@var{t}, @var{options}, @var{fcn}, @var{extra}, @var{want_lambda}, @var{who})}: the states of the solution\n\
 with output points (@var{x}, @var{Y}) at the times @var{t}, by the interpolant\n\
 on the group, projected onto the constraints (deval, Refine).\n\
 @end deftypefn")
 {
   if (args.length () >= 1 && args(0).is_string () && args(0).string_value () == "interpolate")
-    return guarded ("deval", [&] () { return lie_dense_output (args, "deval"); });
+    {
+      const std::string who_i = args.length () >= 9 && args(8).is_string () ? args(8).string_value () : "deval";
+      return guarded (who_i.c_str (), [&] () { return lie_dense_output (args, who_i.c_str ()); });
+    }
   std::string who_str = "__odepkg_rattlie__";
   if (args.length () >= 7 && args(5).is_string ())
     who_str = args(5).string_value ();

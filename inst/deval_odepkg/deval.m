@@ -23,7 +23,9 @@
 ## quaternion keeps norm 1), error O(h^4); constrained states are then
 ## projected along the group onto Phi(q) = 0 and B(q) v = 0.  @var{yp} is the
 ## interpolant's derivative (before that projection; for group coordinates,
-## their time derivative).
+## their time derivative).  Output points whose increment turns by nearly a
+## full turn (more than about 5.2 rad: the chart of exp degenerates at 2 pi)
+## are refused with an error; output more points.
 ##
 ## Octave 7 has no @code{deval}: odepkg installs this one (from its PKG_ADD)
 ## only when the running Octave has none, so it never shadows a core

@@ -185,14 +185,20 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     tr = t(1:end-1) + (t(2:end) - t(1:end-1)) .* k;
     tr = [reshape(tr.', [], 1); t(end)];
     want_lambda = ! isempty (lambda);
-    [yr, ~, lr] = __odepkg_rattlie__ ("interpolate", t.', y.', tr.', lopts, fcn, extra, want_lambda);
-    yr(:, 1:o.Refine:end) = y.';                          # the method's own states
-    y = yr.';
-    if (want_lambda)
-      lr(:, 1:o.Refine:end) = lambda;
-      lambda = lr;
-    endif
-    t = tr;
+    try
+      [yr, ~, lr] = __odepkg_rattlie__ ("interpolate", t.', y.', tr.', lopts, fcn, extra, want_lambda, solver);
+      yr(:, 1:o.Refine:end) = y.';                        # the method's own states
+      y = yr.';
+      if (want_lambda)
+        lr(:, 1:o.Refine:end) = lambda;
+        lambda = lr;
+      endif
+      t = tr;
+    catch err
+      ## the integration itself succeeded: keep it, without the refinement
+      warning ("odepkg:refineFailed", "%s: Refine failed (%s); returning the solver's own points",
+               solver, err.message);
+    end_try_catch
   elseif (o.Refine > 1 && numel (times) == 2 && numel (t) > 1)
     s = struct ("x", t.', "y", y.', "idata", idata);
     k = (0:o.Refine-1) / o.Refine;

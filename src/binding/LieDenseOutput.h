@@ -4,8 +4,9 @@
 // projected along G onto Φ(q) = 0 and B(q) v = 0 (lie/LieInitialData.hpp) so
 // that they satisfy the constraints to round-off like the method's states.
 // Called as __odepkg_rattlie__ ("interpolate", X, Y, T, OPTIONS, FCN, EXTRA
-// [, WANT_LAMBDA]); with WANT_LAMBDA the multipliers λ at the returned states
-// as a third output (RattLie::multipliers: Refine's sol.lambda).
+// [, WANT_LAMBDA [, WHO]]); with WANT_LAMBDA the multipliers λ at the returned
+// states as a third output (RattLie::multipliers: Refine's sol.lambda); WHO
+// names the caller in messages (default "deval").
 #ifndef ODEPKG_BINDING_LIE_DENSE_OUTPUT_H
 #define ODEPKG_BINDING_LIE_DENSE_OUTPUT_H
 
@@ -25,8 +26,8 @@ namespace odepkg::binding {
 /// [y, yp, lambda] with one column per time of T (yp: the interpolant's
 /// derivative, before the projection).
 inline octave_value_list lie_dense_output(const octave_value_list& args, const char* who) {
-  if (args.length() != 7 && args.length() != 8)
-    error_with_id("odepkg:invalidInput", "%s: \"interpolate\" takes X, Y, T, OPTIONS, FCN, EXTRA [, WANT_LAMBDA]", who);
+  if (args.length() < 7 || args.length() > 9)
+    error_with_id("odepkg:invalidInput", "%s: \"interpolate\" takes X, Y, T, OPTIONS, FCN, EXTRA [, WANT_LAMBDA [, WHO]]", who);
   auto real_array = [who](const octave_value& v, const char* name) {
     if (!v.isnumeric() || !v.isreal() || v.isempty())
       error_with_id("odepkg:invalidInput", "%s: %s must be a real, non-empty array", who, name);
@@ -69,7 +70,7 @@ inline octave_value_list lie_dense_output(const octave_value_list& args, const c
   lie::LieGroupProblem& lp = op.problem();
   lie::LieInterpolant interp(lp.group());
   const int m = lp.constraints();
-  const bool want_lambda = args.length() == 8 && args(7).is_true() && m > 0;
+  const bool want_lambda = args.length() >= 8 && args(7).is_true() && m > 0;
   lie::RattLie stepper(lp, NewtonOptions{});
   Matrix lambda_out(want_lambda ? m : 0, want_lambda ? t.numel() : 0);
   Vec lambda(m);
@@ -93,8 +94,9 @@ inline octave_value_list lie_dense_output(const octave_value_list& args, const c
       }
       if (!interp.set_interval(x(lo), ya, x(lo + 1), yb))
         error_with_id("odepkg:invalidInput",
-                      "%s: no motion on %s joins the output points at t = %g and t = %g (too far apart on "
-                      "the group?); output more points (every step, or more times in TSPAN)",
+                      "%s: cannot interpolate on %s between the output points at t = %g and t = %g: they "
+                      "are nearly a full turn (or more) apart, or the group's functions returned "
+                      "non-finite values; output more points (every step, or more times in TSPAN)",
                       who, lp.group().name().c_str(), x(lo), x(lo + 1));
       current = lo;
     }

@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -63,14 +65,16 @@ class LieDenseOutput : public ::testing::TestWithParam<std::string> {
 
 // Interpolation errors at t0 + h/3 fall as h⁴ (q) and h³ (v): fitted over four
 // halvings (not at the midpoint, where the derivative's leading error term
-// vanishes by symmetry).
+// vanishes by symmetry); forward and backward intervals.
 TEST_P(LieDenseOutput, FittedOrderAgainstSmoothMotion) {
+  for (const double sign : {1.0, -1.0}) {
   const SmoothMotion m{*G, start_element(*G)};
   const int nq = G->coord_size(), ns = nq + G->dim();
   LieInterpolant interp(*G);
   std::vector<double> eq, ev;
   const double t0 = 0.3;
-  for (double h = 0.1; h > 0.01; h /= 2) {
+  for (double hh = 0.1; hh > 0.01; hh /= 2) {
+    const double h = sign * hh;
     ASSERT_TRUE(interp.set_interval(t0, m.state(t0), t0 + h, m.state(t0 + h)));
     Vec y(ns), none(0);
     interp.evaluate(t0 + h / 3, y, none);
@@ -80,8 +84,9 @@ TEST_P(LieDenseOutput, FittedOrderAgainstSmoothMotion) {
     EXPECT_LT(G->structure_defect(y.head(nq)), 1e-14);
   }
   for (std::size_t k = 0; k + 1 < eq.size(); ++k) {
-    EXPECT_NEAR(std::log2(eq[k] / eq[k + 1]), 4.0, 0.25) << "q, h = 0.1 / 2^" << k;
-    EXPECT_NEAR(std::log2(ev[k] / ev[k + 1]), 3.0, 0.25) << "v, h = 0.1 / 2^" << k;
+    EXPECT_NEAR(std::log2(eq[k] / eq[k + 1]), 4.0, 0.25) << "q, h = " << sign << " 0.1 / 2^" << k;
+    EXPECT_NEAR(std::log2(ev[k] / ev[k + 1]), 3.0, 0.25) << "v, h = " << sign << " 0.1 / 2^" << k;
+  }
   }
 }
 
@@ -145,9 +150,64 @@ TEST_P(LieDenseOutput, DerivativeOfTheInterpolant) {
   EXPECT_LT((yp - fd).lpNorm<Eigen::Infinity>(), 1e-6 * std::max(1.0, fd.lpNorm<Eigen::Infinity>()));
 }
 
+// Coordinates of very different scales (a translation of 1e6 beside a
+// quaternion): the increment is found and the end points are reproduced to
+// round-off in each coordinate on its own scale.
+TEST_P(LieDenseOutput, LargeTranslationsKeepRotationsExact) {
+  const int nq = G->coord_size(), n = G->dim(), ns = nq + n;
+  Vec e(nq), q0(nq), q1(nq), w(n);
+  G->identity(e);
+  for (int i = 0; i < n; ++i) w(i) = i < 3 ? 0.2 + 0.1 * i : 1e6 * (1 + i);  // translations 1e6
+  G->compose_exp(e, w, q0);
+  for (int i = 0; i < n; ++i) w(i) = i < 3 ? 0.05 - 0.02 * i : 3e5 * (i % 2 ? 1 : -1);
+  G->compose_exp(q0, w, q1);
+  Vec y0(ns), y1(ns);
+  y0 << q0, w / 0.1;
+  y1 << q1, w / 0.1;
+  LieInterpolant interp(*G);
+  ASSERT_TRUE(interp.set_interval(0.0, y0, 0.1, y1));
+  Vec y(ns), none(0);
+  interp.evaluate(0.1, y, none);
+  for (int i = 0; i < nq; ++i)
+    EXPECT_LT(std::abs(y(i) - q1(i)), 64 * std::numeric_limits<double>::epsilon() * std::max({1.0, std::abs(q0(i)), std::abs(q1(i))}))
+        << "coordinate " << i;
+  EXPECT_LT(G->structure_defect(y.head(nq)), 1e-14);
+}
+
 INSTANTIATE_TEST_SUITE_P(Lie, LieDenseOutput,
                          ::testing::Values("R3", "SO3", "S3", "SE3", "S3sdR3", "S3xR3", "SO3xR3"),
                          [](const auto& info) { return info.param; });
+
+// A nutating body turning by phi between output points: interpolated to the
+// Hermite error while the chart is good (phi = 3), refused near a full turn
+// (phi = 6, 6.28: rcond(T(W)) < 0.2), where the chart degenerates.
+TEST(LieDenseOutput, RefusesNearlyFullTurnsBetweenPoints) {
+  auto G = make_lie_group("SO3", 0);
+  LieInterpolant interp(*G);
+  for (double phi : {3.0, 6.0, 6.28}) {
+    // xi(t) = [0.01 sin t, 0.01 cos t - 0.01, phi t]: spin about e3 with nutation
+    auto state = [&](double t) {
+      Vec xi(3), dxi(3), q(9), e(9), y(12);
+      G->identity(e);
+      xi << 0.01 * std::sin(t), 0.01 * std::cos(t) - 0.01, phi * t;
+      dxi << 0.01 * std::cos(t), -0.01 * std::sin(t), phi;
+      G->compose_exp(e, xi, q);
+      Mat T(3, 3);
+      G->tangent(xi, T);
+      y << q, T * dxi;
+      return y;
+    };
+    const bool ok = interp.set_interval(0.0, state(0.0), 1.0, state(1.0));
+    if (phi < 5) {
+      ASSERT_TRUE(ok);
+      Vec y(12), none(0);
+      interp.evaluate(0.4, y, none);
+      EXPECT_LT((y - state(0.4)).lpNorm<Eigen::Infinity>(), 1e-3);
+    } else {
+      EXPECT_FALSE(ok) << "phi = " << phi;
+    }
+  }
+}
 
 TEST(LieDenseOutput, RefusesNonFiniteOrEmptyIntervals) {
   auto G = make_lie_group("S3", 0);
