@@ -8,7 +8,13 @@ TARBALL    := build/$(PKG_NAME)-$(VERSION).tar.gz
 # Throwaway HOME so `pkg install -local` never touches the user's (or, as
 # root, the global) package list.
 PKG_HOME   := $(CURDIR)/build/home
-DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-config gnuplot-nox
+# fonts-freefont-otf (the FreeSans that Octave's text renderer loads for every
+# axes) and ghostscript (print -dpng goes through gs): recommendations of
+# octave that --no-install-recommends leaves out; on a fresh machine without
+# them no figure renders ("ft_text_renderer: invalid bounding box", then
+# "'gs' (Ghostscript) binary is required").
+DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-config gnuplot-nox \
+              fonts-freefont-otf ghostscript
 RUN_OCT     = HOME=$(PKG_HOME) $(OCTAVE) --norc --no-gui
 
 .PHONY: all deps build dist install install-core demo check check-core check-octave bench fuzz sanitize valgrind clean
