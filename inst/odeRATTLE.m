@@ -19,12 +19,13 @@
 ## (m < d), and optionally @qcode{"ConstraintGradFcn"} (@code{G = fcn (q)},
 ## m-by-d; finite differences otherwise), @qcode{"ConstraintHessFcn"}
 ## (d-by-d-by-m) and @qcode{"HamiltonianHessFcn"} (2d-by-2d Hessian of H in
-## (q, p) order).  Newton re-forms its Jacobian at every iterate from the
-## current constraint gradients and the Hessians (the given functions, else
-## finite differences of f and G), taken at each step's starting guess unless
-## they turn out constant (quadratic H and constraints: then once, re-checked
-## every 16 steps).  Systems with more than 64 unknowns (3d + 2m) keep one
-## factorization across steps instead.
+## (q, p) order).  For general H the step is geometric RATTLE (below) over
+## Stormer-Verlet on the fibres p - G(q)' s: Newton on (p_1/2, q_1, s) for
+## SHAKE's g(q_1) = 0, then on the velocity multiplier for G(q_1) H_p = 0.
+## Its matrices are re-formed at every iterate from the current constraint
+## gradients and the Hessians (the given functions, else finite differences
+## of f and G), taken at each step's start unless they turn out constant
+## (quadratic H and constraints: then once, re-checked every 16 steps).
 ## @qcode{"Explicit"}, @qcode{"yes"} declares H = T(p) + V(q) separable: Newton
 ## then runs on the m position multipliers only and the velocity multipliers
 ## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).

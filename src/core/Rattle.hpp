@@ -1,4 +1,4 @@
-// Rattle.hpp — RATTLE and SHAKE for constrained Hamiltonian systems
+// Rattle.hpp — the classical RATTLE and SHAKE for holonomic constraints
 //   q' = H_p,  p' = -H_q - G(q)^T lambda,  g(q) = 0        (HLW §VII.1.4),
 // order 2, symmetric, symplectic on M = {g = 0, G H_p = 0}:
 //   p_{1/2} = p_0 - h/2 (H_q(q_0, p_{1/2}) + G(q_0)^T lambda)
@@ -10,11 +10,17 @@
 // (seed 002, §5.1.3) is the same map without the last projection (mu = 0);
 // its positions are those of RATTLE.
 //
-// The paths live in src/core/constrained/: SeparableRattle.hpp (separable
-// H = T(p) + V(q), with the fast path for quadratic T), GeneralRattle.hpp
-// (general H: one Newton system); they share RattleState.hpp (G cache,
-// rank bookkeeping, step continuity) and RattleAcceptance.hpp (round-off
-// floors and acceptance tests).  This class only dispatches to them.
+// This is geometric RATTLE (seed 002, Def. 1.3/1.4) over Störmer–Verlet on
+// the holonomic fibres {(q, p - G(q)^T s)} (Sect. 5.1.3): lambda and mu are
+// the fibre parameters s and sigma scaled by 2/h.  For general H the step is
+// literally that instance, GeometricRattle(HolonomicConstraints,
+// HolonomicFibre, StormerVerletMap).  For separable H = T(p) + V(q) the
+// same two projections have closed forms that the generic Newton cannot
+// see: Störmer–Verlet is explicit, the fibre enters p_{1/2} linearly, and for
+// quadratic T the SHAKE equation is g(affine in s) and the RATTLE one linear
+// in sigma; SeparableRattle solves them so (about 4 callbacks per step
+// instead of 11), sharing RattleState (G cache, rank bookkeeping, step
+// continuity) and RattleAcceptance (round-off floors, acceptance tests).
 //
 // Redundant constraints / singular configurations (seed 001): the multiplier
 // systems are solved by a rank-revealing complete orthogonal decomposition,
@@ -25,10 +31,16 @@
 
 #include "NewtonSolver.hpp"
 #include "Stepper.hpp"
-#include "constrained/GeneralRattle.hpp"
+#include "constrained/BaseMethodFactory.hpp"
+#include "constrained/ConstraintSet.hpp"
+#include "constrained/FibreMap.hpp"
+#include "constrained/GeometricRattle.hpp"
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/RattleState.hpp"
 #include "constrained/SeparableRattle.hpp"
+
+#include <algorithm>
+#include <memory>
 
 namespace odepkg {
 
@@ -36,31 +48,40 @@ class Rattle final : public Stepper {
  public:
   /// Pivots below this fraction of the largest one count as zero.
   static constexpr double rank_tolerance = RattleState::rank_tolerance;
-  static constexpr double kResidualAtIterate = RattleAcceptance::kResidualAtIterate;
   static constexpr double kRoundoffLeft = RattleAcceptance::kRoundoffLeft;
 
   Rattle(HamiltonianProblem& problem, bool separable, bool shake = false,
          NewtonOptions newton = NewtonOptions())
       : Stepper(problem),
         state_(problem, shake, newton),
-        separable_(separable),
         separable_path_(state_),
-        general_path_(state_),
         errG_(shake ? problem.constraints() : 0, shake ? problem.dim() : 0),
+        errDg_(shake ? problem.constraints() : 0, shake ? 2 * problem.dim() : 0),
         errS_(shake ? problem.constraints() : 0, shake ? problem.constraints() : 0),
         errw_(shake ? problem.constraints() : 0),
-        errldlt_(shake ? problem.constraints() : 0) {}
+        errldlt_(shake ? problem.constraints() : 0) {
+    if (!separable) general_path_ = classical_instance(problem, shake, newton);
+  }
+
+  /// Geometric RATTLE (SHAKE) over Störmer–Verlet on the holonomic fibres.
+  static std::unique_ptr<GeometricRattle> classical_instance(HamiltonianProblem& problem, bool shake,
+                                                             NewtonOptions newton = NewtonOptions()) {
+    auto g = std::make_unique<HolonomicConstraints>(problem);
+    auto fibre = std::make_unique<HolonomicFibre>(*g);
+    return std::make_unique<GeometricRattle>(problem, std::move(g), std::move(fibre),
+                                             make_base_method("stormer_verlet", problem), shake, newton);
+  }
 
   const char* name() const override { return state_.shake ? "shake" : "rattle"; }
   int order() const override { return 2; }
 
   void reset() override {
-    general_path_.reset();
     separable_path_.reset();
+    if (general_path_) general_path_->reset();
   }
 
   StepStatus step(Point& from, double h, Point& to) override {
-    if (!separable_) return general_path_.step(from, h, to);
+    if (general_path_) return general_path_->step(from, h, to);
     return separable_path_.step(from, h, to);
   }
 
@@ -74,7 +95,12 @@ class Rattle final : public Stepper {
   bool restrict_error(const Point& to, const Point&, double, VecRef err) override {
     if (!state_.shake || errG_.rows() == 0) return true;
     const int d = problem_.dim();
-    if (!state_.grads.grad_at(to.x.head(d), errG_)) return false;
+    if (general_path_) {
+      if (!general_path_->constraints().grad(to.x, errDg_)) return false;
+      errG_ = errDg_.leftCols(d);
+    } else if (!state_.grads.grad_at(to.x.head(d), errG_)) {
+      return false;
+    }
     errS_.noalias() = errG_ * errG_.transpose();
     errldlt_.compute(errS_);
     if (errldlt_.info() != Eigen::Success || !(errldlt_.vectorD().minCoeff() > 0.0)) return true;
@@ -85,32 +111,27 @@ class Rattle final : public Stepper {
   }
 
   /// A rank-deficient multiplier system was met (warn once).
-  bool rank_deficiency_seen() const { return state_.rank_seen; }
+  bool rank_deficiency_seen() const {
+    return general_path_ ? general_path_->rank_deficiency_seen() : state_.rank_seen;
+  }
   /// Start time of the first step that met one (NaN if none).
-  double rank_deficiency_t() const { return state_.rank_t; }
+  double rank_deficiency_t() const {
+    return general_path_ ? general_path_->rank_deficiency_t() : state_.rank_t;
+  }
   /// Largest condition estimate of the multiplier systems met so far
   /// (infinite if an exactly singular one was met).
-  double condition_estimate() const { return state_.cond_max; }
+  double condition_estimate() const {
+    return general_path_ ? general_path_->condition_estimate() : state_.cond_max;
+  }
 
-  // ---- the general path's nonlinear system, exposed for tests ------------
-  /// Size 3d + 2m of y = [v; p_{1/2}; p_1; h/2 lambda; h/2 mu].
-  int system_size() const { return general_path_.system_size(); }
-  /// Residual of the general system for the step (from, h) at y.
-  bool system_residual(const Point& from, double h, const ConstVecRef& y, VecRef r) {
-    return general_path_.system_residual(from, h, y, r);
-  }
-  /// Its Jacobian, analytic (needs both Hessians) or by finite differences.
-  bool system_jacobian(const Point& from, double h, const ConstVecRef& y, MatRef J,
-                       bool finite_differences) {
-    return general_path_.system_jacobian(from, h, y, J, finite_differences);
-  }
+  /// The general path: geometric RATTLE over Störmer–Verlet (null when separable).
+  GeometricRattle* general_path() { return general_path_.get(); }
 
  private:
-  RattleState state_;  // first: the paths hold references to it
-  bool separable_;
+  RattleState state_;  // first: the separable path holds a reference to it
   SeparableRattle separable_path_;
-  GeneralRattle general_path_;
-  Mat errG_, errS_;  // restrict_error (SHAKE): G(q_1) and G G'
+  std::unique_ptr<GeometricRattle> general_path_;
+  Mat errG_, errDg_, errS_;  // restrict_error (SHAKE): G(q_1), Dg(z_1) and G G'
   Vec errw_;
   Eigen::LDLT<Mat> errldlt_;
 };

@@ -148,7 +148,7 @@ class HolonomicConstraints final : public ConstraintSet {
       : ConstraintSet(problem.dim(), problem.constraints()), problem_(problem),
         G_(problem.constraints(), problem.dim()), GH_(problem.dim(), problem.dim() * problem.constraints()),
         G_base_(problem.constraints(), problem.dim()), G_pert_(problem.constraints(), problem.dim()),
-        q_pert_(problem.dim()) {
+        q_pert_(problem.dim()), Gq_(problem.dim()) {
     if (m_ < 1) throw InputError("invalidInput", "RATTLE and SHAKE need constraints (ConstraintFcn)");
   }
 
@@ -156,8 +156,16 @@ class HolonomicConstraints final : public ConstraintSet {
 
   bool value(const ConstVecRef& y, VecRef g) override { return problem_.constraint(y.head(d_), g); }
 
+  /// G(q) is kept with its q and reused while q is the same: the fibres
+  /// keep q, so G(q_1) serves every iteration of RATTLE's slide onto M_H and,
+  /// the output keeping q_1, the next step's start.
   bool grad(const ConstVecRef& y, MatRef Dg) override {
-    if (!problem_.constraint_grad(y.head(d_), G_)) return false;
+    if (!have_G_ || !(Gq_.array() == y.head(d_).array()).all()) {
+      have_G_ = false;
+      if (!problem_.constraint_grad(y.head(d_), G_)) return false;
+      Gq_ = y.head(d_);
+      have_G_ = true;
+    }
     Dg.leftCols(d_) = G_;
     Dg.rightCols(d_).setZero();
     return true;
@@ -187,7 +195,8 @@ class HolonomicConstraints final : public ConstraintSet {
  private:
   HamiltonianProblem& problem_;
   Mat G_, GH_, G_base_, G_pert_;
-  Vec q_pert_;
+  Vec q_pert_, Gq_;
+  bool have_G_ = false;
 };
 
 }  // namespace odepkg

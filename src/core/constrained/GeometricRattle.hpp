@@ -49,6 +49,7 @@ class GeometricRattle final : public Stepper {
   static constexpr int kStaticRecheck = 16;
   static constexpr int kMaxDamping = 6;  ///< halvings of a growing SHAKE correction
   static constexpr double kHessianRefreshRate = 0.1;  ///< SHAKE rate above which H's Hessian is retaken
+  static constexpr int kReuseAbove = 64;  ///< SHAKE unknowns above which a factorization is kept
 
   GeometricRattle(HamiltonianProblem& problem, std::unique_ptr<ConstraintSet> g,
                   std::unique_ptr<FibreMap> fibre, std::unique_ptr<BaseMethod> base, bool shake,
@@ -112,6 +113,11 @@ class GeometricRattle final : public Stepper {
     V_.resize(n, m);
     Msig_.resize(m, m);
     last_z1_.resize(n);
+    // 1 where an unknown of the base method is a momentum (anchored on p)
+    wmask_.resize(nw);
+    dz_.head(d_).setZero();
+    dz_.tail(d_).setOnes();
+    base_->anchor(dz_, wmask_);
     if (shake_) {
       errA_.resize(n);
       errB_.resize(n);
@@ -126,6 +132,7 @@ class GeometricRattle final : public Stepper {
     chain_ = 0;
     have_hess_ = hess_static_ = false;
     hg_known_ = hg_static_ = false;
+    lu_valid_ = false;
   }
 
   ConstraintSet& constraints() { return *g_; }
@@ -203,9 +210,12 @@ class GeometricRattle final : public Stepper {
     // away; a SHAKE point z_0 itself lies O(h) off M_H and Newton from
     // there may miss the root or reach one of another branch.  The same for
     // RATTLE from a point it did not produce (a restart, step doubling).
+    // Holonomic fibres are straight lines p - G(q)^T s along which the
+    // SHAKE equation g(q_1) = 0 is solved from any of their points alike
+    // (the classical SHAKE): no slide while the step continues the last.
     const Vec* start = &z0;
     if (!cont) sigma_.setZero();
-    if (shake_ || !cont) {  // RATTLE continuing its own output is on M_H already
+    if ((shake_ && !g_->holonomic()) || !cont) {  // RATTLE continuing its own output is on M_H already
       const StepStatus sl = slide_to_hidden(from.t, z0, zs_, false);
       if (sl != StepStatus::Success) {
         have_inc_ = false;
@@ -330,6 +340,17 @@ class GeometricRattle final : public Stepper {
     double prev = std::numeric_limits<double>::infinity();
     long it = 0;
     damping_ = damped ? 0 : kMaxDamping;
+    // On tiny steps g(z_1)/h = 0 fixes s (and the fibre component of w)
+    // only to eps |z| / (|h| |Hess H|): corrections are weighted so that
+    // they converge (RattleAcceptance::roundoff_weight; weight 1 for
+    // ordinary steps)
+    // (holonomic g; g(q, p) keeps weight 1).  Only momentum-like unknowns
+    // and the fibre's move are weighted: q_1 is determined to round-off.
+    const double weight =
+        holonomic ? RattleAcceptance::roundoff_weight(
+                        h, hess_.bottomRightCorner(d_, d_).cwiseAbs().rowwise().sum().maxCoeff(),
+                        z0.head(d_), z0.tail(d_), opts_.tol)
+                  : 1.0;
     bool refreshed = false;
     for (;;) {
       if (!fibre_->flow(z0, s_, y_)) return fail(it, StepStatus::NonFinite);
@@ -339,20 +360,25 @@ class GeometricRattle final : public Stepper {
       F_.tail(m_) = gv_ / h;
       gnorm_ = inf_norm(gv_);
       fibre_directions(Dgy_, W_);
-      RyW_.noalias() = Ry_ * W_;
-      ZyW_.noalias() = Zy_ * W_;
-      JF_.topLeftCorner(nw_, nw_) = Rw_;
-      JF_.topRightCorner(nw_, m_) = RyW_;
-      JF_.bottomLeftCorner(m_, nw_).noalias() = Dg1_ * Zw_;
-      JF_.bottomRightCorner(m_, m_).noalias() = Dg1_ * ZyW_;
-      JF_.bottomRows(m_) /= h;
-      if (!factor_and_solve()) return fail(it, StepStatus::NonFinite);
-      // scaled size of the correction of the state: w, and y through W ds
-      dz_.noalias() = W_ * du_.tail(m_);
-      const double nd = std::max(inf_norm(du_.head(nw_)) / std::max(1.0, inf_norm(w_)),
-                                 inf_norm(dz_) / std::max(1.0, inf_norm(y_)));
+      // Small systems: the matrix at every iterate (quadratic convergence).
+      // Large ones (more than kReuseAbove unknowns, where the O(n^3)
+      // factorization outweighs the callbacks): the last factorization is
+      // kept across iterations and steps of the same h while it contracts
+      // fast, and re-formed at the iterate where it stops doing so.
+      const bool keep = opts_.reuse_factorization && nu_ > kReuseAbove && lu_valid_ && lu_h_ == h;
+      bool fresh = !keep;
+      if (fresh && !factor_jacobian(h)) return fail(it, StepStatus::NonFinite);
+      if (!solve_correction()) return fail(it, StepStatus::NonFinite);
+      double nd = correction_size(weight);
       if (!std::isfinite(nd)) return fail(it, StepStatus::NonFinite);
-      const double theta = nd / prev;
+      double theta = nd / prev;
+      if (!fresh && it > 0 && theta > opts_.refresh_rate) {
+        if (!factor_jacobian(h) || !solve_correction()) return fail(it, StepStatus::NonFinite);
+        fresh = true;
+        nd = correction_size(weight);
+        if (!std::isfinite(nd)) return fail(it, StepStatus::NonFinite);
+        theta = nd / prev;
+      }
       if (it > 0 && theta >= 1.0 && damping_ < kMaxDamping) {
         // The Newton correction grew: far from the root (a start off M_H,
         // where the fibre parameter is large) the full step overshoots.
@@ -371,13 +397,21 @@ class GeometricRattle final : public Stepper {
       du_last_ = du_;
       ++it;
       ++st.newton_iterations;
-      if (nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol)) {
+      if (converged(nd, theta, it, fresh && exact_shake_jacobian())) {
         // z_1^- at the new iterate, to first order in the (tiny) correction
         z1_.noalias() -= Zw_ * du_.head(nw_);
         z1_.noalias() -= Zy_ * dz_;
         // |g| there: the linear part of the correction removes gv, what is
-        // left is of second order, bounded by theta |gv|
+        // left is of second order, bounded by theta |gv|; unless the system
+        // was singular (a zero or redundant G): the minimum-norm correction
+        // then leaves h |F_g - J_g du| of gv, nonzero when g = 0 has no
+        // solution in reach (the step must then be refused, not returned)
         gnorm_ = std::min(gnorm_, std::max(theta, nd) * gnorm_);
+        if (min_norm_) {
+          dr_.noalias() = JF_.bottomRows(m_) * du_;  // (scratch: dr_ serves the slide otherwise)
+          dr_ -= F_.tail(m_);
+          gnorm_ += std::abs(h) * inf_norm(dr_);
+        }
         finish(it);
         return StepStatus::Success;
       }
@@ -393,6 +427,7 @@ class GeometricRattle final : public Stepper {
         if (!problem_.hamiltonian_hessian(t_step_ + 0.5 * h, xm_, hess_)) return fail(it, StepStatus::NonFinite);
         base_->set_hessian(hess_);
         base_->jacobian(Rw_, Ry_, Zw_, Zy_);
+        lu_valid_ = false;
       }
       prev = nd;
     }
@@ -415,7 +450,8 @@ class GeometricRattle final : public Stepper {
       if (!problem_.field(t1, zout, f_) || !g_->grad(zout, Dg1_)) return StepStatus::NonFinite;
       r_.noalias() = Dg1_ * f_;
       fibre_directions(Dg1_, W_);
-      if (have_matrix && !hess_static_) {
+      const bool broyden = have_matrix && !hess_static_;
+      if (broyden) {
         // H's Hessian model is a step old: Broyden's update of M from the
         // measured change of r keeps the iteration superlinear (the secant
         // method for m = 1) without further calls
@@ -426,20 +462,28 @@ class GeometricRattle final : public Stepper {
           Msig_.noalias() += (dr_ / den) * (-dsig_).transpose();
           if (!small_.compute(Msig_)) return StepStatus::NonFinite;
         }
-      } else {
+      } else if (!(have_matrix && g_->holonomic())) {
         // M_ij = d/dsigma_j (grad g_i . f) = (H_i f + Df^T grad g_i) . X_{g_j}
         //      = {{g_i, H}, g_j}  (Lemma 3.11), re-formed at every iterate from
-        // the current f, Dg and the Hessians of g (at z_1^-) and of H (model)
-        if (!have_matrix && !constraint_hessians(zout)) return StepStatus::NonFinite;
-        V_.noalias() = hess_ * W_;  // Df W = J Hess W; (Df^T a).b = -(a^T J Hess b)
-        for (int i = 0; i < m_; ++i) {
-          for (int j = 0; j < m_; ++j) {
-            hw_.noalias() = Hg_.middleCols(i * n_, n_) * W_.col(j);
-            const double a = f_.dot(hw_);
-            // Df = J Hess with J = [0 I; -I 0]: (Df W_j)_q = (Hess W_j)_p, (Df W_j)_p = -(Hess W_j)_q
-            const double b = Dg1_.row(i).head(d_).dot(V_.col(j).tail(d_)) -
-                             Dg1_.row(i).tail(d_).dot(V_.col(j).head(d_));
-            Msig_(i, j) = a + b;
+        // the current f, Dg and the Hessians of g (at z_1^-) and of H (model).
+        // Holonomic g: the first term vanishes (W's q-rows are 0 and H_i
+        // has only its qq block) and M = -G H_pp G^T, constant along the
+        // fibre (q fixed) for the static H this branch has: formed once.
+        const bool curved = !g_->holonomic();
+        if (curved && !have_matrix && !constraint_hessians(zout)) return StepStatus::NonFinite;
+        // Df = J Hess with J = [0 I; -I 0]: (Df W)_q = (Hess W)_p, (Df W)_p = -(Hess W)_q
+        if (curved) {
+          V_.noalias() = hess_ * W_;
+          Msig_.noalias() = Dg1_.leftCols(d_) * V_.bottomRows(d_);
+          Msig_.noalias() -= Dg1_.rightCols(d_) * V_.topRows(d_);
+        } else {
+          V_.bottomRows(d_).noalias() = hess_.bottomRightCorner(d_, d_) * W_.bottomRows(d_);
+          Msig_.noalias() = Dg1_.leftCols(d_) * V_.bottomRows(d_);
+        }
+        if (curved) {
+          for (int i = 0; i < m_; ++i) {  // f . (H_i W_j) = (H_i f) . W_j, H_i symmetric
+            hw_.noalias() = Hg_.middleCols(i * n_, n_) * f_;
+            Msig_.row(i).noalias() += hw_.transpose() * W_;
           }
         }
         if (!small_.compute(Msig_)) return StepStatus::NonFinite;
@@ -455,7 +499,7 @@ class GeometricRattle final : public Stepper {
       const double nd = inf_norm(dz_) / std::max(1.0, inf_norm(zout));
       if (!std::isfinite(nd)) return StepStatus::NonFinite;
       const double theta = nd / prev;
-      if (nd <= opts_.tol || (it > 1 && theta < 1.0 && theta / (1.0 - theta) * nd <= opts_.tol)) {
+      if (converged(nd, theta, it, hess_static_ && hg_static_ && !broyden)) {
         zout -= dz_;
         const double hid = std::min(inf_norm(r_), std::max(theta, nd) * inf_norm(r_));
         if (record_hidden) record(st.max_hidden_residual, hid, Dg1_, inf_norm(f_));
@@ -466,23 +510,86 @@ class GeometricRattle final : public Stepper {
     }
   }
 
-  /// du_ = JF_^{-1} F_ (LU; minimum norm where JF_ is numerically singular).
-  bool factor_and_solve() {
+  /// Newton has converged once the correction just applied is below tol,
+  /// or once the error it leaves, theta/(1 - theta) |du| with theta the
+  /// rate measured in this solve (HW IV.8, (8.10)), is below tol for an
+  /// exact Jacobian (convergence is quadratic: the error actually left is
+  /// far smaller) and at round-off for a model one (linear convergence: an
+  /// error of tol left at every step would be smooth along the trajectory,
+  /// a drift of the symplectic map; Hairer, McLachlan, Razakarivony, BIT 48
+  /// (2008); the classical separable RATTLE asks the same).  Holonomic g
+  /// only, where tiny steps are weighted (roundoff_weight).
+  bool converged(double nd, double theta, long it, bool exact) const {
+    if (nd <= opts_.tol) return true;
+    if (it <= 1 || !(theta < 1.0)) return false;
+    // (holonomic g only: for g(q, p) the fibre parameter of tiny steps is
+    // not weighted to its round-off floor, and tol is kept)
+    const bool strict = !exact && g_->holonomic();
+    const double bound = strict ? std::min(opts_.tol, RattleAcceptance::kRoundoffLeft) : opts_.tol;
+    return theta / (1.0 - theta) * nd <= bound;
+  }
+
+  /// The SHAKE Newton matrix is the exact Jacobian when H's Hessian is
+  /// constant (the base method's blocks are then exact) and the fibre
+  /// direction W = J Dg(y)^T is d/ds exp(s X_g) z_0 (m = 1, or holonomic g).
+  bool exact_shake_jacobian() const { return hess_static_ && (m_ == 1 || g_->holonomic()); }
+
+  /// The SHAKE Newton matrix at the current iterate (W_, Dg1_ and the base
+  /// method's blocks), [R_w, R_y W; Dg Z_w / h, Dg Z_y W / h], factorized:
+  /// LU, or the minimum-norm solver where it is numerically singular.
+  bool factor_jacobian(double h) {
+    lu_valid_ = false;
+    RyW_.noalias() = Ry_ * W_;
+    ZyW_.noalias() = Zy_ * W_;
+    JF_.topLeftCorner(nw_, nw_) = Rw_;
+    JF_.topRightCorner(nw_, m_) = RyW_;
+    JF_.bottomLeftCorner(m_, nw_).noalias() = Dg1_ * Zw_;
+    JF_.bottomRightCorner(m_, m_).noalias() = Dg1_ * ZyW_;
+    JF_.bottomRows(m_) /= h;
     if (!JF_.allFinite()) return false;
     ++problem_.stats().lu_factorizations;
     lu_.compute(JF_);
     const auto u = lu_.matrixLU().diagonal().cwiseAbs();
-    if (u.minCoeff() > rank_tolerance * u.maxCoeff()) {
-      du_.noalias() = lu_.solve(F_);
-    } else {
+    min_norm_ = !(u.minCoeff() > rank_tolerance * u.maxCoeff());
+    if (min_norm_) {
       if (!solver_.compute(JF_)) return false;
       note_rank(solver_, t_rank_);
-      solver_.solve(F_, du_);
     }
+    lu_valid_ = true;
+    lu_h_ = h;
+    return true;
+  }
+
+  /// du_ = JF^{-1} F_ with the factorization at hand.
+  bool solve_correction() {
+    if (min_norm_)
+      solver_.solve(F_, du_);
+    else
+      du_.noalias() = lu_.solve(F_);
     return du_.allFinite();
   }
 
+  /// Scaled size of the correction of the state: w, and y through W ds
+  /// (dz_ = W ds).
+  double correction_size(double weight) {
+    dz_.noalias() = W_ * du_.tail(m_);
+    // momentum-like and position-like unknowns, each relative to its own
+    // size (the round-off floor of the weight is relative to |p|)
+    double dp = 0.0, wp = 1.0, dq = 0.0, wq = 1.0;
+    for (int i = 0; i < nw_; ++i) {
+      if (wmask_(i) != 0.0) {
+        dp = std::max(dp, std::abs(du_(i)));
+        wp = std::max(wp, std::abs(w_(i)));
+      } else {
+        dq = std::max(dq, std::abs(du_(i)));
+        wq = std::max(wq, std::abs(w_(i)));
+      }
+    }
+    return std::max({weight * dp / wp, dq / wq, weight * inf_norm(dz_) / std::max(1.0, inf_norm(y_))});
+  }
+
   StepStatus fail(long it, StepStatus s) {
+    lu_valid_ = false;  // a retry starts from a fresh matrix
     finish(it);
     return s;
   }
@@ -526,6 +633,10 @@ class GeometricRattle final : public Stepper {
   int hg_age_ = 0;
   double t_step_ = 0.0;
   int damping_ = 0;
+  bool min_norm_ = false;  // the factorization at hand is the minimum-norm solver's
+  bool lu_valid_ = false;  // a SHAKE factorization is kept (large systems), for step lu_h_
+  double lu_h_ = 0.0;
+  Vec wmask_;  // 1 for the base method's momentum-like unknowns (round-off weight)
   // guesses: the last three steps' w, s, sigma (index 0 the newest)
   Vec wh_[3], sh_[3], gh_[3];
   int chain_ = 0;  // equal, continuing steps behind them

@@ -1,7 +1,7 @@
 // RattleAcceptance.hpp — when RATTLE accepts an iterate and what it records:
-// the round-off floors of the residuals, the weights and scaled norms of
-// Newton corrections, and the test that g = 0 was actually solved.  Static
-// helpers only, shared by the separable and the general paths.
+// the round-off floors of the residuals, the weight of Newton corrections
+// on tiny steps, and the test that g = 0 was actually solved.  Static
+// helpers only, shared by SeparableRattle and GeometricRattle.
 #ifndef ODEPKG_CONSTRAINED_RATTLE_ACCEPTANCE_HPP
 #define ODEPKG_CONSTRAINED_RATTLE_ACCEPTANCE_HPP
 
@@ -14,7 +14,6 @@
 namespace odepkg {
 
 struct RattleAcceptance {
-  static constexpr double kResidualAtIterate = 0.01;  // of tol: see GeneralRattle::step
   static constexpr double kRoundoffLeft = 4 * std::numeric_limits<double>::epsilon();
 
   static double inf_norm(const ConstVecRef& v) { return v.lpNorm<Eigen::Infinity>(); }
@@ -50,19 +49,6 @@ struct RattleAcceptance {
     const double floor = 4 * std::numeric_limits<double>::epsilon() * std::max(1.0, inf_norm(q)) /
                          (std::abs(h) * hpp * std::max(1.0, inf_norm(p)));
     return std::min(1.0, tol / (10.0 * floor));
-  }
-
-  /// max_i w_i |dy_i| / max(1, |y_i|) over the general system's unknowns
-  /// y = [v; p_{1/2}; p_1; L; M] (d = dim q), w = roundoff_weight except for
-  /// the RATTLE p_1, which the hidden constraint pins down to round-off.
-  static double scaled_norm(const ConstVecRef& dy, const ConstVecRef& y, int d, bool shake,
-                            double weight) {
-    double s = 0.0;
-    for (int i = 0; i < dy.size(); ++i) {
-      const double w = (!shake && i >= 2 * d && i < 3 * d) ? 1.0 : weight;
-      s = std::max(s, w * std::abs(dy(i)) / std::max(1.0, std::abs(y(i))));
-    }
-    return s;
   }
 };
 

@@ -1,5 +1,5 @@
-// RattleState.hpp — what RATTLE's paths (SeparableRattle, GeneralRattle)
-// share, owned by the Rattle façade: the problem and its sizes, the options,
+// RattleState.hpp — what the classical separable RATTLE (SeparableRattle)
+// keeps across steps, owned by Rattle: the problem and its sizes, the options,
 // the cache of G(q), the bookkeeping of rank-deficient multiplier systems and
 // the continuity of the last accepted step (its q_1 and h).
 #ifndef ODEPKG_CONSTRAINED_RATTLE_STATE_HPP

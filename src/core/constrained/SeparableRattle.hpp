@@ -338,7 +338,7 @@ class SeparableRattle : private RattleAcceptance {
         ok = true;
         break;
       }
-      if ((it > 0 && nd >= 0.5 * prev) || it >= opts_.max_iterations) break;  // slow: the general path
+      if ((it > 0 && nd >= 0.5 * prev) || it >= opts_.max_iterations) break;  // slow: the general separable path
       prev = nd;
       ++it;
       ++st.newton_iterations;
