@@ -19,6 +19,10 @@ function run_benchmarks (runs = 5, only = "")
     bench_geometric_rattle (runs, rruns);
     return;
   endif
+  if (strcmp (only, "rattle"))           # ONLY=rattle make bench: the pendulum's RATTLE alone
+    bench_rattle (runs, rruns);
+    return;
+  endif
   if (strcmp (only, "rattlie"))          # ONLY=rattlie make bench: seed 003's heavy top alone
     bench_rattlie (runs, rruns);
     return;
@@ -70,33 +74,7 @@ function run_benchmarks (runs = 5, only = "")
           t45 / (calls45 * cost.f), n45, t45, norm (out{2}(end,:) - yfine(end,:)),
           norm (ysv(end,:) - yfine(end,:)));
 
-  ## --- RATTLE, pendulum in Cartesian coordinates, h = 0.01, 2000 steps -----
-  f = @(t, x) [x(3:4); 0; -1];                     # H = |p|^2/2 + q_2
-  g = @(q) q' * q - 1;  G = @(q) 2 * q';  GH = @(q) 2 * eye (2);
-  Hh = @(t, x) [zeros(2), zeros(2); zeros(2), eye(2)];
-  x0 = [1; 0; 0; 0];  N = 2000;  Nref = 100;
-  cost = struct ("f", callback_cost (f, 0, x0, runs),
-                 "g", callback_cost (g, [], x0(1:2), runs),
-                 "G", callback_cost (G, [], x0(1:2), runs),
-                 "GH", callback_cost (GH, [], x0(1:2), runs),
-                 "H", callback_cost (Hh, 0, x0, runs));
-  printf ("\nPendulum, g(q) = |q|^2 - 1, h = 0.01 (%d steps; fsolve reference: %d steps)\n", N, Nref);
-  printf ("one callback from C++: f %.2f us, g %.2f us, G %.2f us, Hessians %.2f / %.2f us\n",
-          1e6 * [cost.f, cost.g, cost.G, cost.H, cost.GH]);
-  header ();
-  base = odepkgset ("ConstraintFcn", g, "ConstraintGradFcn", G, "ConstraintsNb", 1,
-                    "TimeStepSize", h, "TimeStepNumber", N);
-  [tr, yr] = median_time (@() fsolve_rattle_seed (f, g, G, h, Nref, x0), rruns);
-  o_sep = odepkgset (base, "Explicit", "yes");
-  o_gen = odepkgset (base, "HamiltonianHessFcn", Hh, "ConstraintHessFcn", GH);
-  [tc, s] = median_time (@() odeRATTLE (f, 0, x0, o_sep), runs);
-  agree (s, yr, "odeRATTLE separable");
-  row ("odeRATTLE separable | fsolve", tc, s, cost, tr / Nref);
-  [tc, s] = median_time (@() odeRATTLE (f, 0, x0, o_gen), runs);
-  agree (s, yr, "odeRATTLE general");
-  row ("odeRATTLE general, Hessians given | fsolve", tc, s, cost, tr / Nref);
-  [tc, s] = median_time (@() odeRATTLE (f, 0, x0, base), runs);
-  row ("odeRATTLE general, FD Jacobian | fsolve", tc, s, cost, tr / Nref);
+  bench_rattle (runs, rruns);
 
   ## --- SPVI, Q_DoFs = P_DoFs = 3, h = 0.1 ------------------------------------
   N = 1000;  Nref = 50;
@@ -147,6 +125,40 @@ endfunction
 function header ()
   printf ("%-44s %8s %8s %8s %8s %10s %8s\n", "case | reference", "us/step", "calls", "Newton",
           "floor", "ref us", "speedup");
+endfunction
+
+## RATTLE, pendulum in Cartesian coordinates, h = 0.01, 2000 steps: the
+## separable fast path and the general path (geometric RATTLE over
+## Störmer–Verlet on the holonomic fibres) against seed 000's system solved
+## by fsolve.
+function bench_rattle (runs, rruns)
+  h = 0.01;
+  f = @(t, x) [x(3:4); 0; -1];                     # H = |p|^2/2 + q_2
+  g = @(q) q' * q - 1;  G = @(q) 2 * q';  GH = @(q) 2 * eye (2);
+  Hh = @(t, x) [zeros(2), zeros(2); zeros(2), eye(2)];
+  x0 = [1; 0; 0; 0];  N = 2000;  Nref = 100;
+  cost = struct ("f", callback_cost (f, 0, x0, runs),
+                 "g", callback_cost (g, [], x0(1:2), runs),
+                 "G", callback_cost (G, [], x0(1:2), runs),
+                 "GH", callback_cost (GH, [], x0(1:2), runs),
+                 "H", callback_cost (Hh, 0, x0, runs));
+  printf ("\nPendulum, g(q) = |q|^2 - 1, h = 0.01 (%d steps; fsolve reference: %d steps)\n", N, Nref);
+  printf ("one callback from C++: f %.2f us, g %.2f us, G %.2f us, Hessians %.2f / %.2f us\n",
+          1e6 * [cost.f, cost.g, cost.G, cost.H, cost.GH]);
+  header ();
+  base = odepkgset ("ConstraintFcn", g, "ConstraintGradFcn", G, "ConstraintsNb", 1,
+                    "TimeStepSize", h, "TimeStepNumber", N);
+  [tr, yr] = median_time (@() fsolve_rattle_seed (f, g, G, h, Nref, x0), rruns);
+  o_sep = odepkgset (base, "Explicit", "yes");
+  o_gen = odepkgset (base, "HamiltonianHessFcn", Hh, "ConstraintHessFcn", GH);
+  [tc, s] = median_time (@() odeRATTLE (f, 0, x0, o_sep), runs);
+  agree (s, yr, "odeRATTLE separable");
+  row ("odeRATTLE separable | fsolve", tc, s, cost, tr / Nref);
+  [tc, s] = median_time (@() odeRATTLE (f, 0, x0, o_gen), runs);
+  agree (s, yr, "odeRATTLE general");
+  row ("odeRATTLE general, Hessians given | fsolve", tc, s, cost, tr / Nref);
+  [tc, s] = median_time (@() odeRATTLE (f, 0, x0, base), runs);
+  row ("odeRATTLE general, FD Jacobian | fsolve", tc, s, cost, tr / Nref);
 endfunction
 
 ## Seconds per callback of fn from C++: median over `runs` batches of M.
