@@ -227,17 +227,24 @@ function bench_geometric_rattle (runs, rruns)
           1e6 * [cost.f, cost.g, cost.G, cost.flow]);
   header ();
   [tr, ~] = median_time (@() plain_geometric_rattle (f, g, G, flow, h, Nref, za), rruns);
+  [tf, ~] = median_time (@() fsolve_geometric_rattle (f, g, G, flow, h, Nref, za), rruns);
   [~, yr, sr] = plain_geometric_rattle (f, g, G, flow, h, N, za);
+  [~, yf] = fsolve_geometric_rattle (f, g, G, flow, h, Nref, za);
   [tc, s] = median_time (@() odeRATTLE (f, 0, za, o_flow), runs);
   row ("odeRATTLE qp, flow given | plain Newton", tc, s, cost, tr / Nref);
+  row ("odeRATTLE qp, flow given | fsolve", tc, s, cost, tf / Nref);
   geo_agree (s, yr, "odeRATTLE qp, flow given", f, G);
+  geo_agree (s, yf, "  the same against the fsolve reference", f, G);
   [tc, s] = median_time (@() odeRATTLE (f, 0, za, base), runs);
   row ("odeRATTLE qp, fibre integrated | plain", tc, s, cost, tr / Nref);
+  row ("odeRATTLE qp, fibre integrated | fsolve", tc, s, cost, tf / Nref);
   geo_agree (s, yr, "odeRATTLE qp, fibre integrated", f, G);
   [tr, ~] = median_time (@() plain_geometric_rattle (f, g, G, flow, h, Nref, za, true), rruns);
+  [tf, ~] = median_time (@() fsolve_geometric_rattle (f, g, G, flow, h, Nref, za, true), rruns);
   [~, ys] = plain_geometric_rattle (f, g, G, flow, h, N, za, true);
   [tc, s] = median_time (@() odeSHAKE (f, 0, za, o_flow), runs);
   row ("odeSHAKE qp, flow given | plain Newton", tc, s, cost, tr / Nref);
+  row ("odeSHAKE qp, flow given | fsolve", tc, s, cost, tf / Nref);
   geo_agree (s, ys, "odeSHAKE qp, flow given", f, G);
   printf ("reference per step: %.2f calls (f %.2f, g %.2f, grad g %.2f, flow %.2f), %.2f Newton iterations\n",
           (sr.nfevals + sr.nconstrevals + sr.nconstrgradevals + sr.nflowevals) / N, sr.nfevals / N,
