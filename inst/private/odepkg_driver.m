@@ -178,12 +178,15 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
                     "ConstraintsNb", {o.ConstraintsNb});
     idata = struct ("lie", lopts, "fcn", fcn, "extra", {extra});
   endif
-  if (lie && o.Refine > 1 && numel (times) == 2 && numel (t) > 1)
+  refine = o.Refine > 1 && numel (times) == 2 && numel (t) > 1;
+  if (refine)
+    k = (0:o.Refine-1) / o.Refine;
+    tr = t(1:end-1) + (t(2:end) - t(1:end-1)) .* k;       # rows: steps
+    tr = [reshape(tr.', [], 1); t(end)];
+  endif
+  if (lie && refine)
     ## the group interpolant; sol.lambda at the new points by the index-1
     ## formula of the compiled multipliers
-    k = (0:o.Refine-1) / o.Refine;
-    tr = t(1:end-1) + (t(2:end) - t(1:end-1)) .* k;
-    tr = [reshape(tr.', [], 1); t(end)];
     want_lambda = ! isempty (lambda);
     try
       [yr, ~, lr] = __odepkg_rattlie__ ("interpolate", t.', y.', tr.', lopts, fcn, extra, want_lambda, solver);
@@ -199,11 +202,8 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       warning ("odepkg:refineFailed", "%s: Refine failed (%s); returning the solver's own points",
                solver, err.message);
     end_try_catch
-  elseif (o.Refine > 1 && numel (times) == 2 && numel (t) > 1)
+  elseif (refine)
     s = struct ("x", t.', "y", y.', "idata", idata);
-    k = (0:o.Refine-1) / o.Refine;
-    tr = t(1:end-1) + (t(2:end) - t(1:end-1)) .* k;       # rows: steps
-    tr = [reshape(tr.', [], 1); t(end)];
     y = __odepkg_deval__ (s, tr).';
     y(1:o.Refine:end, :) = s.y(:, :).';                   # the method's own states
     t = tr;

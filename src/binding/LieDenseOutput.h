@@ -18,6 +18,7 @@
 #include <octave/oct.h>
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <limits>
 
@@ -71,7 +72,9 @@ inline octave_value_list lie_dense_output(const octave_value_list& args, const c
   lie::LieInterpolant interp(lp.group());
   const int m = lp.constraints();
   const bool want_lambda = args.length() >= 8 && args(7).is_true() && m > 0;
-  lie::RattLie stepper(lp, NewtonOptions{});
+  // the multipliers' formula lives in the stepper: built only when asked for
+  std::unique_ptr<lie::RattLie> stepper;
+  if (want_lambda) stepper = std::make_unique<lie::RattLie>(lp, NewtonOptions{});
   Matrix lambda_out(want_lambda ? m : 0, want_lambda ? t.numel() : 0);
   Vec lambda(m);
 
@@ -113,7 +116,7 @@ inline octave_value_list lie_dense_output(const octave_value_list& args, const c
       ypo(i, j) = yp(i);
     }
     if (want_lambda) {
-      if (!stepper.multipliers(t(j), y, lambda)) lambda.setConstant(std::numeric_limits<double>::quiet_NaN());
+      if (!stepper->multipliers(t(j), y, lambda)) lambda.setConstant(std::numeric_limits<double>::quiet_NaN());
       for (int i = 0; i < m; ++i) lambda_out(i, j) = lambda(i);
     }
   }

@@ -567,8 +567,6 @@ class SpectralVariational final : public Stepper {
       off = h_a_;
     else
       return false;
-    const int d = d_;
-    Vec& y = low_.y;
     auto xi = [&](double z) { return -1.0 + (2.0 * off + h * (1.0 + z)) / h_a_; };
     // The momentum interpolant has degree P + 1: beyond its interval its
     // Lagrange basis amplifies the errors of its values (Newton's tolerance)
@@ -581,24 +579,34 @@ class SpectralVariational final : public Stepper {
     detail::lagrange_basis(xs_, den_, xi(1.0), lb_);
     const double tol = std::max(low_.newton().options().tol, std::numeric_limits<double>::epsilon());
     if (!(lb_.lpNorm<1>() * tol <= kMaxGuessError)) return false;
-    // Modes: Gauss projection c_i = (2i+1)/2 sum_m omega_m l_i(eta_m) q_old(xi(eta_m)).
+    guess_from_curve([&](double z, VecRef out) { prev_q(xi(z), out); },
+                     [&](double z, VecRef out) { prev_p(xi(z), out); });
+    return true;
+  }
+
+  /// low_.y from a curve (q(z), p(z)) over the step, z in [-1, 1]: the q
+  /// modes by the Q-point Gauss projection
+  /// c_i = (2i+1)/2 sum_m omega_m l_i(eta_m) q(eta_m), the momenta at the
+  /// nodes, and q, p at the end z = 1.
+  template <class Q, class P>
+  void guess_from_curve(Q&& q_at, P&& p_at) {
+    const int d = d_;
+    Vec& y = low_.y;
     y.head(Q_ * d).setZero();
     for (int m = 0; m < Q_; ++m) {
-      prev_q(xi(eta_(m)), tmp_);
+      q_at(eta_(m), tmp_);
       for (int i = 0; i < Q_; ++i) y.segment(low_.iq(i), d) += (0.5 * (2 * i + 1) * omega_(m) * Lq_(m, i)) * tmp_;
     }
-    for (int j = 0; j < P_; ++j) prev_p(xi(low_.tables().z(j)), y.segment(low_.ip(j), d));
-    prev_q(xi(1.0), y.segment(low_.iq1(), d));
-    prev_p(xi(1.0), y.segment(low_.ip1(), d));
-    return true;
+    for (int j = 0; j < P_; ++j) p_at(low_.tables().z(j), y.segment(low_.ip(j), d));
+    q_at(1.0, y.segment(low_.iq1(), d));
+    p_at(1.0, y.segment(low_.ip1(), d));
   }
 
   /// Guess without a previous step (first step, after a rejection, after a
   /// step-size change too large for warm_guess): m = max(1, (P+2)/4) classical
   /// RK4 substeps over [t_k, t_k + h] (4m + 1 calls of f), the states between
-  /// them by cubic Hermite interpolation from the substeps' ends and fields;
-  /// modes by the Gauss projection of warm_guess, nodal momenta and end point
-  /// from the same curve.  Its error O((h/m)^4) replaces the O(h^2) of the
+  /// them by cubic Hermite interpolation from the substeps' ends and fields,
+  /// the unknowns from that curve (guess_from_curve, as warm_guess).  Its error O((h/m)^4) replaces the O(h^2) of the
   /// linear start, from which Newton diverged on steps the accuracy allowed
   /// (adaptive Q = P = 8 on a non-separable H: 29 failed solves in 59 steps).
   /// False (then the linear start) if a value is not finite.
@@ -629,19 +637,17 @@ class SpectralVariational final : public Stepper {
       out = (2 * th3 - 3 * th2 + 1) * rk_x_.col(k) + (-2 * th3 + 3 * th2) * rk_x_.col(k + 1) +
             (hs * (th3 - 2 * th2 + th)) * rk_f_.col(k) + (hs * (th3 - th2)) * rk_f_.col(k + 1);
     };
-    Vec& y = low_.y;
-    y.head(Q_ * d).setZero();
-    for (int i = 0; i < Q_; ++i) {
-      at(eta_(i), rk_s_);
-      for (int c = 0; c < Q_; ++c) y.segment(low_.iq(c), d) += (0.5 * (2 * c + 1) * omega_(i) * Lq_(i, c)) * rk_s_.head(d);
-    }
-    for (int j = 0; j < P_; ++j) {
-      at(low_.tables().z(j), rk_s_);
-      y.segment(low_.ip(j), d) = rk_s_.tail(d);
-    }
-    y.segment(low_.iq1(), d) = rk_x_.col(m).head(d);
-    y.segment(low_.ip1(), d) = rk_x_.col(m).tail(d);
-    return y.allFinite();
+    // (at z = 1 the curve is the last substep's end, rk_x_.col(m), exactly)
+    guess_from_curve(
+        [&](double z, VecRef out) {
+          at(z, rk_s_);
+          out = rk_s_.head(d);
+        },
+        [&](double z, VecRef out) {
+          at(z, rk_s_);
+          out = rk_s_.tail(d);
+        });
+    return low_.y.allFinite();
   }
 
   /// The last step's q polynomial at (its) xi.
