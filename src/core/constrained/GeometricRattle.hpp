@@ -340,12 +340,11 @@ class GeometricRattle final : public Stepper {
     double prev = std::numeric_limits<double>::infinity();
     long it = 0;
     damping_ = damped ? 0 : kMaxDamping;
-    // On tiny steps g(z_1)/h = 0 fixes s (and the fibre component of w)
-    // only to eps |z| / (|h| |Hess H|): corrections are weighted so that
-    // they converge (RattleAcceptance::roundoff_weight; weight 1 for
-    // ordinary steps)
-    // (holonomic g; g(q, p) keeps weight 1).  Only momentum-like unknowns
-    // and the fibre's move are weighted: q_1 is determined to round-off.
+    // On tiny steps g(q_1)/h = 0 fixes s (and the momenta along the fibre)
+    // only to eps |q| / (|h| |H_pp|): their corrections are weighted so
+    // that they converge (RattleAcceptance::roundoff_weight; weight 1 for
+    // ordinary steps).  Holonomic g; g(q, p) keeps weight 1.  q_1 is
+    // determined to round-off and is not weighted.
     const double weight =
         holonomic ? RattleAcceptance::roundoff_weight(
                         h, hess_.bottomRightCorner(d_, d_).cwiseAbs().rowwise().sum().maxCoeff(),
@@ -499,7 +498,8 @@ class GeometricRattle final : public Stepper {
       const double nd = inf_norm(dz_) / std::max(1.0, inf_norm(zout));
       if (!std::isfinite(nd)) return StepStatus::NonFinite;
       const double theta = nd / prev;
-      if (converged(nd, theta, it, hess_static_ && hg_static_ && !broyden)) {
+      // exact matrix: static H's Hessian and, for g(q, p), static g Hessians
+      if (converged(nd, theta, it, hess_static_ && (g_->holonomic() || hg_static_) && !broyden)) {
         zout -= dz_;
         const double hid = std::min(inf_norm(r_), std::max(theta, nd) * inf_norm(r_));
         if (record_hidden) record(st.max_hidden_residual, hid, Dg1_, inf_norm(f_));
@@ -517,13 +517,13 @@ class GeometricRattle final : public Stepper {
   /// far smaller) and at round-off for a model one (linear convergence: an
   /// error of tol left at every step would be smooth along the trajectory,
   /// a drift of the symplectic map; Hairer, McLachlan, Razakarivony, BIT 48
-  /// (2008); the classical separable RATTLE asks the same).  Holonomic g
-  /// only, where tiny steps are weighted (roundoff_weight).
+  /// (2008); the classical separable RATTLE asks the same).  The round-off
+  /// bound is for holonomic g only, whose tiny steps are weighted
+  /// (roundoff_weight); for g(q, p) the fibre parameter of tiny steps is
+  /// not, and tol is kept.
   bool converged(double nd, double theta, long it, bool exact) const {
     if (nd <= opts_.tol) return true;
     if (it <= 1 || !(theta < 1.0)) return false;
-    // (holonomic g only: for g(q, p) the fibre parameter of tiny steps is
-    // not weighted to its round-off floor, and tol is kept)
     const bool strict = !exact && g_->holonomic();
     const double bound = strict ? std::min(opts_.tol, RattleAcceptance::kRoundoffLeft) : opts_.tol;
     return theta / (1.0 - theta) * nd <= bound;
