@@ -41,9 +41,10 @@ inline std::unique_ptr<Stepper> make_spectral(HamiltonianProblem& problem, const
   return stepper;
 }
 
-/// RATTLE or SHAKE.  Holonomic g(q) over Störmer–Verlet: the classical
-/// Rattle (its separable fast paths).  Otherwise the geometric method of
-/// seed 002: holonomic fibres in closed form, g(q, p) fibres from
+/// RATTLE or SHAKE, all geometric RATTLE of seed 002.  Holonomic g(q) over
+/// Störmer–Verlet: Rattle, i.e. GeometricRattle on the holonomic fibres, or
+/// with "Explicit" its closed-form separable path.  Otherwise GeometricRattle
+/// directly: holonomic fibres in closed form, g(q, p) fibres from
 /// ConstraintFlowFcn or integrated; base method midpoint by default for g(q, p).
 inline std::unique_ptr<Stepper> make_constrained(bool shake, OctaveProblem& op, const Settings& s) {
   HamiltonianProblem& problem = op.problem();
