@@ -69,6 +69,28 @@ x1(1:2)' * x1(1:2) - 1             # round-off\n\
 %! [~, xa] = rattle (f, 0, x0, 0.05, o);
 %! [~, xb] = rattle (f, 0.05, xa, 0.05, o);
 %! assert (xe, xb, 1e-14);
+%!test
+%! ## constraints on the whole state (seed 002, Sect. 5.4.2): g(y) = |y|^2 - 1
+%! ## with "ConstraintVariables" "qp", the midpoint rule and the fibre flow:
+%! ## one step is odeRATTLE's, on M and on M_H to round-off; x_est = two half
+%! ## steps; BaseMethod "symplectic_euler" is another (first-order) map
+%! fq = @(t, y) [y(3:4); 0; -1];
+%! fl = @(y, s) [cos(2*s)*y(1:2) + sin(2*s)*y(3:4); -sin(2*s)*y(1:2) + cos(2*s)*y(3:4)];
+%! oq = struct ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y'*y - 1, ...
+%!              "ConstraintGradFcn", @(y) 2*y', "ConstraintsNb", 1, "ConstraintFlowFcn", fl);
+%! y0 = [-0.7953784145671681; -0.4080167885583751; -0.3902524154027006; 0.2204507431774412];
+%! [t1, x1, xe] = rattle (fq, 0, y0, 0.1, oq);
+%! [~, y] = odeRATTLE (fq, [0 0.1], y0, odepkgset (oq, "TimeStepSize", 0.1));
+%! assert (x1, y(end,:).', 1e-14);
+%! assert (x1' * x1, 1, 1e-14);
+%! assert (2 * x1' * fq (0, x1), 0, 1e-13);
+%! [~, xa] = rattle (fq, 0, y0, 0.05, oq);
+%! [~, xb] = rattle (fq, 0.05, xa, 0.05, oq);
+%! assert (xe, xb, 1e-12);
+%! oq.BaseMethod = "symplectic_euler";
+%! [~, xs] = rattle (fq, 0, y0, 0.1, oq);
+%! assert (xs' * xs, 1, 1e-14);
+%! assert (norm (xs - x1) > 1e-4 && norm (xs - x1) < 0.1);
 %!error <ConstraintFcn and ConstraintsNb are required> rattle (f, 0, [1; 0; 0; 0], 0.1, struct ())
 %!error <ConstraintsNb> rattle (f, 0, [1; 0; 0; 0], 0.1, struct ("ConstraintFcn", @(q) q'*q - 1))
 %!error <ConstraintsNb" \(2\) must be smaller> rattle (f, 0, [1; 0; 0; 0], 0.1, struct ("ConstraintFcn", @(q) q, "ConstraintsNb", 2))
