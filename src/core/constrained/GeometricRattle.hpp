@@ -71,8 +71,10 @@ class GeometricRattle final : public Stepper {
     const int n = n_, m = m_, nw = nw_, nu = nu_;
     hess_ = Mat::Zero(n, n);
     hess_prev_ = Mat::Zero(n, n);
-    Hg_.resize(n, n * m);
-    Hg_prev_ = Mat::Zero(n, n * m);
+    if (!g_->holonomic()) {  // 2d x 2dm: the slide of holonomic g needs no g Hessians
+      Hg_.resize(n, n * m);
+      Hg_prev_ = Mat::Zero(n, n * m);
+    }
     Rw_.resize(nw, nw);
     Ry_.resize(nw, n);
     Zw_.resize(n, nw);
