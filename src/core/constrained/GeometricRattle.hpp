@@ -286,8 +286,22 @@ class GeometricRattle final : public Stepper {
     hess_prev_ = hess_;
     have_hess_ = true;
     static_age_ = 0;
-    base_->set_hessian(hess_);
+    set_hessian_model();
     return true;
+  }
+
+  /// hess_ is the model: to the base method, and whether its H_pp block is
+  /// diagonal (diagonal masses), which makes the slide's H_pp G^T O(d m).
+  void set_hessian_model() {
+    base_->set_hessian(hess_);
+    const auto Hpp = hess_.bottomRightCorner(d_, d_);
+    pp_diagonal_ = true;
+    for (int j = 0; j < d_ && pp_diagonal_; ++j)
+      for (int i = 0; i < d_; ++i)
+        if (i != j && Hpp(i, j) != 0.0) {
+          pp_diagonal_ = false;
+          break;
+        }
   }
 
   /// w from explicit Euler (one call of f), s = sigma = 0.
@@ -426,7 +440,7 @@ class GeometricRattle final : public Stepper {
         xm_ = 0.5 * (y_ + z1_);
         ++st.jacobian_evals;
         if (!problem_.hamiltonian_hessian(t_step_ + 0.5 * h, xm_, hess_)) return fail(it, StepStatus::NonFinite);
-        base_->set_hessian(hess_);
+        set_hessian_model();
         base_->jacobian(Rw_, Ry_, Zw_, Zy_);
         lu_valid_ = false;
       }
@@ -478,7 +492,10 @@ class GeometricRattle final : public Stepper {
           Msig_.noalias() = Dg1_.leftCols(d_) * V_.bottomRows(d_);
           Msig_.noalias() -= Dg1_.rightCols(d_) * V_.topRows(d_);
         } else {
-          V_.bottomRows(d_).noalias() = hess_.bottomRightCorner(d_, d_) * W_.bottomRows(d_);
+          if (pp_diagonal_)
+            V_.bottomRows(d_).noalias() = hess_.bottomRightCorner(d_, d_).diagonal().asDiagonal() * W_.bottomRows(d_);
+          else
+            V_.bottomRows(d_).noalias() = hess_.bottomRightCorner(d_, d_) * W_.bottomRows(d_);
           Msig_.noalias() = Dg1_.leftCols(d_) * V_.bottomRows(d_);
         }
         if (curved) {
@@ -635,6 +652,7 @@ class GeometricRattle final : public Stepper {
   int hg_age_ = 0;
   double t_step_ = 0.0;
   int damping_ = 0;
+  bool pp_diagonal_ = false;  // H_pp of the model is diagonal
   bool min_norm_ = false;  // the factorization at hand is the minimum-norm solver's
   bool lu_valid_ = false;  // a SHAKE factorization is kept (large systems), for step lu_h_
   double lu_h_ = 0.0;
