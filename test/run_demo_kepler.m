@@ -17,7 +17,7 @@ function run_demo_kepler ()
   printf ("%-28s %8s %8s %10s %12s\n", "solver", "steps", "f calls", "time [s]", "max|H-H0|");
   runs = {"odeSV  (explicit, fixed h)", @odeSV, 0, fixed;
           "odeSV  (implicit, fixed h)", @odeSV, 0, odepkgset(fixed, "Explicit", "no");
-          "odeVV  (fixed h)",           @odeVV, 0, fixed;
+          "odeVV  (fixed h)",           @odeVV, 0, odepkgset(fixed, "Explicit", []);
           "odeSE  (explicit, fixed h)", @odeSE, 0, fixed;
           "odeSV  (adaptive, 1e-6)",    @odeSV, [0 100], odepkgset("RelTol", 1e-6, "AbsTol", 1e-6, "Explicit", "yes");
           "odeSPVI (Q=4, P=3, h=0.05)",  @odeSPVI, 0, odepkgset("Q_DoFs", 4, "P_DoFs", 3, "TimeStepSize", 0.05, "TimeStepNumber", 2000)};
