@@ -39,7 +39,6 @@
 #include "constrained/RattleState.hpp"
 #include "constrained/SeparableRattle.hpp"
 
-#include <algorithm>
 #include <memory>
 
 namespace odepkg {
@@ -61,15 +60,6 @@ class Rattle final : public Stepper {
         errw_(shake ? problem.constraints() : 0),
         errldlt_(shake ? problem.constraints() : 0) {
     if (!separable) general_path_ = classical_instance(problem, shake, newton);
-  }
-
-  /// Geometric RATTLE (SHAKE) over Störmer–Verlet on the holonomic fibres.
-  static std::unique_ptr<GeometricRattle> classical_instance(HamiltonianProblem& problem, bool shake,
-                                                             NewtonOptions newton = NewtonOptions()) {
-    auto g = std::make_unique<HolonomicConstraints>(problem);
-    auto fibre = std::make_unique<HolonomicFibre>(*g);
-    return std::make_unique<GeometricRattle>(problem, std::move(g), std::move(fibre),
-                                             make_base_method("stormer_verlet", problem), shake, newton);
   }
 
   const char* name() const override { return state_.shake ? "shake" : "rattle"; }
@@ -124,10 +114,16 @@ class Rattle final : public Stepper {
     return general_path_ ? general_path_->condition_estimate() : state_.cond_max;
   }
 
-  /// The general path: geometric RATTLE over Störmer–Verlet (null when separable).
-  GeometricRattle* general_path() { return general_path_.get(); }
-
  private:
+  /// Geometric RATTLE (SHAKE) over Störmer–Verlet on the holonomic fibres.
+  static std::unique_ptr<GeometricRattle> classical_instance(HamiltonianProblem& problem, bool shake,
+                                                             NewtonOptions newton) {
+    auto g = std::make_unique<HolonomicConstraints>(problem);
+    auto fibre = std::make_unique<HolonomicFibre>(*g);
+    return std::make_unique<GeometricRattle>(problem, std::move(g), std::move(fibre),
+                                             make_base_method("stormer_verlet", problem), shake, newton);
+  }
+
   RattleState state_;  // first: the separable path holds a reference to it
   SeparableRattle separable_path_;
   std::unique_ptr<GeometricRattle> general_path_;

@@ -449,27 +449,23 @@ TEST(GeometricRattle, BaseMethodJacobiansMatchDifferences) {
     Vec y(n), w(nw);
     y << 0.3, -0.7, 0.5, 0.2;
     w = Vec::LinSpaced(nw, -0.4, 0.6);
-    Vec Rp(nw), Rm(nw), Zp(n), Zm(n);
     Mat Rw_fd(nw, nw), Ry_fd(nw, n), Zw_fd(n, nw), Zy_fd(n, n);
-    const double e = 1e-6;
-    for (int j = 0; j < nw; ++j) {
-      Vec wp = w, wm = w;
-      wp(j) += e;
-      wm(j) -= e;
-      ASSERT_TRUE(b->residual(y, wp, Rp, Zp));
-      ASSERT_TRUE(b->residual(y, wm, Rm, Zm));
-      Rw_fd.col(j) = (Rp - Rm) / (2 * e);
-      Zw_fd.col(j) = (Zp - Zm) / (2 * e);
-    }
-    for (int j = 0; j < n; ++j) {
-      Vec yp = y, ym = y;
-      yp(j) += e;
-      ym(j) -= e;
-      ASSERT_TRUE(b->residual(yp, w, Rp, Zp));
-      ASSERT_TRUE(b->residual(ym, w, Rm, Zm));
-      Ry_fd.col(j) = (Rp - Rm) / (2 * e);
-      Zy_fd.col(j) = (Zp - Zm) / (2 * e);
-    }
+    // central differences of R and Z in w (wrt_w) or in y
+    auto differences = [&](bool wrt_w, MatRef R_fd, MatRef Z_fd) {
+      const double e = 1e-6;
+      Vec Rp(nw), Rm(nw), Zp(n), Zm(n);
+      for (int j = 0; j < R_fd.cols(); ++j) {
+        Vec xp = wrt_w ? w : y, xm = xp;
+        xp(j) += e;
+        xm(j) -= e;
+        ASSERT_TRUE(b->residual(wrt_w ? y : xp, wrt_w ? xp : w, Rp, Zp));
+        ASSERT_TRUE(b->residual(wrt_w ? y : xm, wrt_w ? xm : w, Rm, Zm));
+        R_fd.col(j) = (Rp - Rm) / (2 * e);
+        Z_fd.col(j) = (Zp - Zm) / (2 * e);
+      }
+    };
+    differences(true, Rw_fd, Zw_fd);
+    differences(false, Ry_fd, Zy_fd);
     const double err = std::max({(Rw - Rw_fd).lpNorm<Eigen::Infinity>(), (Ry - Ry_fd).lpNorm<Eigen::Infinity>(),
                                  (Zw - Zw_fd).lpNorm<Eigen::Infinity>(), (Zy - Zy_fd).lpNorm<Eigen::Infinity>()});
     std::printf("[base jacobian] %-16s max |analytic - central differences| %.2e\n", name, err);

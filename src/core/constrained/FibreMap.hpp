@@ -30,16 +30,12 @@ class FibreMap {
 /// constant along its own flow.
 class HolonomicFibre final : public FibreMap {
  public:
-  explicit HolonomicFibre(ConstraintSet& g) : g_(g), Dg_(g.count(), 2 * g.dim()), q_(g.dim()) {}
+  explicit HolonomicFibre(ConstraintSet& g) : g_(g), Dg_(g.count(), 2 * g.dim()) {}
+  /// (HolonomicConstraints keeps G(q) while q is the same: a Newton
+  /// iteration sliding along one fibre, q fixed, calls G once)
   bool flow(const ConstVecRef& z, const ConstVecRef& s, VecRef out) override {
     const int d = g_.dim();
-    // G(q) of the last call is reused while q is the same (a Newton
-    // iteration slides along one fibre, q fixed)
-    if (!have_ || !(q_.array() == z.head(d).array()).all()) {
-      if (!g_.grad(z, Dg_)) return false;
-      q_ = z.head(d);
-      have_ = true;
-    }
+    if (!g_.grad(z, Dg_)) return false;
     out = z;
     out.tail(d).noalias() -= Dg_.leftCols(d).transpose() * s;
     return out.allFinite();
@@ -48,8 +44,6 @@ class HolonomicFibre final : public FibreMap {
  private:
   ConstraintSet& g_;
   Mat Dg_;
-  Vec q_;
-  bool have_ = false;
 };
 
 /// The user's exp(sum_i s_i X_{g_i})(z), counted in Stats::flow_evals.
