@@ -17,7 +17,7 @@ DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-c
               fonts-freefont-otf ghostscript
 RUN_OCT     = HOME=$(PKG_HOME) $(OCTAVE) --norc --no-gui
 
-.PHONY: all deps build dist install install-core demo check check-core check-octave bench fuzz sanitize valgrind clean
+.PHONY: all deps build dist install install-core demo figures check check-core check-octave bench fuzz sanitize valgrind clean
 
 all: build
 
@@ -27,19 +27,30 @@ deps:
 build: deps
 	$(MAKE) -C src -j2
 
+# What the package is made of: a change to any of these re-makes the tarball
+# and the install; otherwise `make demo` then `make check` install once.
+PKG_SOURCES := $(shell find . -path ./build -prune -o -path ./.git -prune -o -path ./test/build -prune \
+                 -o -type f ! -name '*.o' ! -name '*.oct' ! -name '*-tst' -print)
+INSTALLED   := $(PKG_HOME)/.odepkg-installed
+
 # The tarball is what users install from a release: the committed tree plus
 # the working copy's changes, without build products.
-dist: deps
+dist: $(TARBALL)
+$(TARBALL): $(PKG_SOURCES) | deps
 	@mkdir -p build
 	tar --exclude-vcs --exclude='./build' --exclude='*.o' --exclude='*.oct' \
 	    --exclude='*.a' --exclude='*-tst' --exclude='./test/build' \
 	    --transform 's,^\.,$(PKG_NAME),' -czf $(TARBALL) .
 
-# pkg install runs make in src/: MAKEFLAGS=-j2 builds two oct-files at a time
-# (the 2-core machine of the guide; about 3 of make check's minutes).
-install: dist
+# pkg install runs make in src/ (as many jobs as cores); the stamp makes a
+# second `make install` (make check after make demo) a no-op while nothing
+# changed.
+install: $(INSTALLED)
+$(INSTALLED): $(TARBALL)
 	@mkdir -p $(PKG_HOME)
-	MAKEFLAGS=-j2 $(RUN_OCT) --eval 'pkg install -local $(TARBALL)'
+	@echo "pkg install -local $(TARBALL): compiles the oct-files, about 3 minutes on 2 cores"
+	$(RUN_OCT) --eval 'pkg install -local $(TARBALL)'
+	@touch $@
 
 # The Octave-free C++ core as a CMake package (headers + odepkg_coreConfig):
 # find_package(odepkg_core CONFIG) and the target odepkg::core (README).
@@ -50,10 +61,18 @@ install-core: deps
 
 # The Kepler example, then every solver's %!demo rendered headless to
 # build/figures/*.png (octave --no-gui with gnuplot: octave-cli has no
-# graphics toolkit), each PNG checked to be non-trivial.
+# graphics toolkit), each PNG checked to be non-trivial.  make check reuses
+# the figures while the install they were drawn from is unchanged.
+FIGURES := build/figures/.rendered
 demo: install
 	$(RUN_OCT) --eval 'addpath ("test"); pkg load odepkg; run_demo_kepler ()'
+	@$(MAKE) --no-print-directory figures
+
+figures: $(FIGURES)
+$(FIGURES): $(INSTALLED)
+	@rm -f $@
 	HOME=$(PKG_HOME) octave --norc --no-gui --eval 'pkg load odepkg; addpath ("tools"); exit (render_figures ("build/figures") > 0)'
+	@touch $@
 
 check: deps
 	@bash tools/check.sh
