@@ -1,6 +1,6 @@
 ## -*- texinfo -*-
 ## @deftypefn {} {[@var{t}, @var{y}, @var{stats}] =} fsolve_geometric_rattle (@var{f}, @var{g}, @var{gradg}, @var{flow}, @var{h}, @var{N}, @var{y0}, @var{shake})
-## Reference in plain Octave for geometric SHAKE and RATTLE (seed 002,
+## Reference in plain Octave for geometric SHAKE and RATTLE (McLachlan et al. 2014,
 ## Definitions 1.3 and 1.4) over the implicit midpoint rule, written as the
 ## 2013 odepkg steppers were: one @code{fsolve} per nonlinear system, with
 ## fsolve's own finite-difference Jacobian and the options of

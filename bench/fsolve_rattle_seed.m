@@ -1,8 +1,8 @@
 ## -*- texinfo -*-
 ## @deftypefn {} {@var{y} =} fsolve_rattle_seed (@var{f}, @var{g}, @var{G}, @var{h}, @var{N}, @var{y0})
-## Reference with the equations and strategy of seed 000's rattle stepper:
+## Reference with the equations and strategy of the 2013 odepkg rattle stepper:
 ## for a general H, one @code{fsolve} per step (its own finite-difference
-## Jacobian, as the seed without Hessians) on the whole system in
+## Jacobian, as the 2013 code without Hessians) on the whole system in
 ## u = [q_1; p_{1/2}; p_1; lambda; mu], started from [q_n; p_n; p_n; 0; 0]:
 ##   q_1 - q_n - h/2 (H_p(q_n, p_{1/2}) + H_p(q_1, p_{1/2})) = 0
 ##   p_{1/2} - p_n + h/2 (H_q(q_n, p_{1/2}) + G(q_n)' lambda) = 0

@@ -1,6 +1,6 @@
 ## -*- texinfo -*-
 ## @deftypefn {} {[@var{y}, @var{iters}] =} fsolve_spvi (@var{f}, @var{h}, @var{N}, @var{y0}, @var{Q}, @var{P})
-## Reference in the style of the 2013 odepkg spectral_var_int (seed 004):
+## Reference in the style of the 2013 odepkg spectral_var_int:
 ## the discrete Hamilton equations of one step (Q Legendre modes of q, P
 ## Gauss nodes) solved by @code{fsolve} (its own finite-difference
 ## Jacobian).  Unknowns per step: the modes M (QxD), the nodal momenta Pn
@@ -21,7 +21,7 @@ function [y, iters] = fsolve_spvi (f, h, N, y0, Q, P)
   iters = 0;
   for n = 1:N
     t = (n - 1) * h;
-    u0 = [qk; zeros(Q - 1, d); repmat(pk, P, 1); qk; pk];   # the seed's guess
+    u0 = [qk; zeros(Q - 1, d); repmat(pk, P, 1); qk; pk];   # the 2013 code's guess
     [u, ~, ~, out] = fsolve (@(u) residual (u, f, t, h, qk, pk, Q, P, d, z, w, L, D, C), u0(:), o);
     iters += out.iterations;
     u = reshape (u, Q + P + 2, d);

@@ -1,6 +1,6 @@
 ## -*- texinfo -*-
 ## @deftypefn {} {@var{y} =} fsolve_sv (@var{f}, @var{h}, @var{N}, @var{y0})
-## Reference in the style of the 2013 odepkg stepper (seed 004): the
+## Reference in the style of the 2013 odepkg stepper (stormer_verlet): the
 ## implicit (general H) Störmer–Verlet step solved with @code{fsolve} in
 ## Octave, p_{n+1/2} = p_n - h/2 H_q(q_n, p_{n+1/2}),
 ## q_{n+1} = q_n + h/2 (H_p(q_n, p_{n+1/2}) + H_p(q_{n+1}, p_{n+1/2})),

@@ -1,6 +1,6 @@
 ## -*- texinfo -*-
 ## @deftypefn {} {@var{P} =} heavy_top (@var{formulation}, @var{which})
-## The heavy top of seed 003 (S. Hante's heavy_top test problem, see below)
+## The heavy top of S. Hante's heavy_top test problem (see below)
 ## in one of five Lie group formulations, as data for odeRATTLie and for
 ## bench/plain_rattlie.m.
 ##

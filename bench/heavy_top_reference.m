@@ -1,6 +1,6 @@
 ## -*- texinfo -*-
 ## @deftypefn {} {[@var{R}, @var{Om}, @var{xc}, @var{info}] =} heavy_top_reference (@var{which}, @var{tout}, @var{tol})
-## Independent reference solution of seed 003's heavy top by ode45 on the
+## Independent reference solution of Hante's heavy top by ode45 on the
 ## embedded ODE in R^12 (rotation matrix as 9 free numbers, no Lie group
 ## machinery, no use of heavy_top.m):
 ##

@@ -1,7 +1,7 @@
 ## -*- texinfo -*-
 ## @deftypefn {} {[@var{t}, @var{y}, @var{stats}] =} plain_geometric_rattle (@var{f}, @var{g}, @var{gradg}, @var{flow}, @var{h}, @var{N}, @var{y0}, @var{shake})
-## Reference in plain Octave for geometric SHAKE and RATTLE (seed 002,
-## McLachlan, Modin, Verdier, Wilkins, Definitions 1.3 and 1.4, Sect. 3.2 and
+## Reference in plain Octave for geometric SHAKE and RATTLE
+## (McLachlan, Modin, Verdier, Wilkins 2014, Definitions 1.3 and 1.4, Sect. 3.2 and
 ## 4.2) for constraints g(q, p) = 0 on the whole state, over the implicit
 ## midpoint rule phi_h as base method:
 ##

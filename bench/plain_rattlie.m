@@ -2,7 +2,7 @@
 ## @deftypefn  {} {[@var{t}, @var{y}, @var{stats}] =} plain_rattlie (@var{G}, @var{M}, @var{f}, @var{phi}, @var{B}, @var{h}, @var{N}, @var{y0})
 ## @deftypefnx {} {[@dots{}] =} plain_rattlie (@dots{}, @var{opts})
 ## @deftypefnx {} {@var{G} =} plain_rattlie ("group", @var{name}, @var{n})
-## Reference in plain Octave for RATTLie (RATTLE on Lie groups, seed 003,
+## Reference in plain Octave for RATTLie (RATTLE on Lie groups,
 ## S. Hante), fixed steps.  The baseline odeRATTLie is benchmarked against.
 ##
 ## Equations: q' = dL_q(e) v~,  M v' = ad(v)' M v - f(t, q, v) - B(q)' lambda,

@@ -1,5 +1,5 @@
 ## rattlie_check: self-checks of bench/plain_rattlie.m (plain-Octave RATTLie,
-## seed 003) on the heavy top (bench/heavy_top.m) against the independent
+## S. Hante) on the heavy top (bench/heavy_top.m) against the independent
 ## ode45 reference (bench/heavy_top_reference.m).  Prints:
 ##   1. the reference: energy / vertical angular momentum conservation and
 ##      wall time for both tops on t in [0, 1];

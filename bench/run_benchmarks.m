@@ -15,7 +15,7 @@ function run_benchmarks (runs = 5, only = "")
   rruns = max (1, ceil (runs / 2));      # the fsolve references are slow
   printf ("odepkg benchmarks: median of %d runs (references with fsolve: %d), Octave %s, %s\n",
           runs, rruns, OCTAVE_VERSION, datestr (now (), 31));
-  if (strcmp (only, "geometric"))        # ONLY=geometric make bench: seed 002's case alone
+  if (strcmp (only, "geometric"))        # ONLY=geometric make bench: McLachlan et al.'s case alone
     bench_geometric_rattle (runs, rruns);
     return;
   endif
@@ -23,7 +23,7 @@ function run_benchmarks (runs = 5, only = "")
     bench_rattle (runs, rruns);
     return;
   endif
-  if (strcmp (only, "rattlie"))          # ONLY=rattlie make bench: seed 003's heavy top alone
+  if (strcmp (only, "rattlie"))          # ONLY=rattlie make bench: Hante's heavy top alone
     bench_rattlie (runs, rruns);
     return;
   endif
@@ -91,7 +91,7 @@ function run_benchmarks (runs = 5, only = "")
     agree (s, yr, ["odeSPVI " probs{i, 1}]);
     row (["odeSPVI, " probs{i, 1} " | fsolve"], tc, s, cost, tr / Nref);
   endfor
-  ## --- geometric RATTLE, g(q, p) = |q|^2 + |p|^2 - 1 (seed 002, Sect. 5.4.2) --
+  ## --- geometric RATTLE, g(q, p) = |q|^2 + |p|^2 - 1 (McLachlan et al. 2014, Sect. 5.4.2) --
   try
     bench_geometric_rattle (runs, rruns);
   catch err
@@ -129,7 +129,7 @@ endfunction
 
 ## RATTLE, pendulum in Cartesian coordinates, h = 0.01, 2000 steps: the
 ## separable fast path and the general path (geometric RATTLE over
-## Störmer–Verlet on the holonomic fibres) against seed 000's system solved
+## Störmer–Verlet on the holonomic fibres) against the 2013 rattle's system solved
 ## by fsolve.
 function bench_rattle (runs, rruns)
   h = 0.01;
@@ -191,7 +191,7 @@ function row (name, tc, sol, cost, tref_step)
           st.nnewtoniter / n, tc / floor_t, 1e6 * tref_step, tref_step / (tc / n));
 endfunction
 
-## Seed 002, Sect. 5.4.2: H = |p|^2/2 - gvec.q, gvec = (0, -1), on the sphere
+## McLachlan et al. 2014, Sect. 5.4.2: H = |p|^2/2 - gvec.q, gvec = (0, -1), on the sphere
 ## g(q, p) = |q|^2 + |p|^2 - 1 (fibres: the Hopf circles), midpoint rule as
 ## base method, h = 0.1, 2500 steps from Table 1's za.  za has |z|^2 = 0.98:
 ## solver and reference both project it (z/|z|, then along its fibre onto
@@ -221,7 +221,7 @@ function bench_geometric_rattle (runs, rruns)
   o_flow = odepkgset (base, "ConstraintFlowFcn", flow);
   ## fail before any timing if the compiled side does not take the options
   probe = odeRATTLE (f, 0, za, odepkgset (o_flow, "TimeStepNumber", 2));  # (no nargout = 0: odeplot)
-  printf ("\nGeometric RATTLE (seed 002, Sect. 5.4.2): g = |q|^2+|p|^2-1, H = |p|^2/2 + q_2, midpoint, h = %g\n", h);
+  printf ("\nGeometric RATTLE (McLachlan et al. 2014, Sect. 5.4.2): g = |q|^2+|p|^2-1, H = |p|^2/2 + q_2, midpoint, h = %g\n", h);
   printf ("(%d steps from Table 1's za; reference: plain_geometric_rattle, %d steps)\n", N, Nref);
   printf ("one callback from C++: f %.2f us, g %.2f us, grad g %.2f us, flow %.2f us\n",
           1e6 * [cost.f, cost.g, cost.G, cost.flow]);
@@ -267,7 +267,7 @@ function geo_agree (sol, yr, what, f, G)
   endif
 endfunction
 
-## Seed 003's heavy top on S3 x R3 (Phi = R'x - X, B analytic), h = 2^-10,
+## Hante's heavy top on S3 x R3 (Phi = R'x - X, B analytic), h = 2^-10,
 ## 1e4 steps, slow and fast top: odeRATTLie against plain_rattlie (the same
 ## scheme in plain Octave, timed on Nref steps, compared over them); then the
 ## long run of the slow top, t in [0, LONG] (environment, default 1000),
@@ -275,7 +275,7 @@ endfunction
 ## (of 1e-4 ... 1e-11) whose maximum energy error is at most RATTLie's.
 function bench_rattlie (runs, rruns)
   h = 2^-10;  N = 1e4;  Nref = 500;
-  printf ("\nRATTLie (seed 003): heavy top on S3xR3, Phi = R'x - X, h = 2^-10, %d steps (reference: plain_rattlie, %d steps)\n",
+  printf ("\nRATTLie (Hante): heavy top on S3xR3, Phi = R'x - X, h = 2^-10, %d steps (reference: plain_rattlie, %d steps)\n",
           N, Nref);
   for which = {"slow", "fast"}
     P = cheap_callbacks (heavy_top ("S3xR3", which{1}));

@@ -156,7 +156,7 @@ function [y, yp] = project_holonomic (id, t, y, yp)
 endfunction
 
 ## Constraints on phase space, g(y) = 0 and their hidden part {g, H} =
-## Dg(y) f(t, y) = 0 (seed 002): minimum-norm Gauss-Newton steps y <- y -
+## Dg(y) f(t, y) = 0 (McLachlan et al. 2014, Sect. 2.2): minimum-norm Gauss-Newton steps y <- y -
 ## J' (J J') \ F on F = [g; Dg f], the rows of D(Dg f) by forward differences.
 function y = project_phase_space (id, t, y)
   n = numel (y);

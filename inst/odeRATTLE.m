@@ -10,7 +10,7 @@
 ## q' = H_p, p' = -H_q - G(q)' lambda, g(q) = 0
 ## with the RATTLE method: order 2, symmetric, symplectic on the constraint
 ## manifold, with g(q) = 0 and G(q) H_p(q, p) = 0 held to the Newton
-## tolerance at every step (Hairer, Lubich, Wanner, Sect. VII.1.4; seed 000).
+## tolerance at every step (Hairer, Lubich, Wanner, Sect. VII.1.4).
 ## @var{y0} = [q0; p0] and @code{@var{fcn} (@var{t}, [q; p])} returns
 ## [dH/dp; -dH/dq] of the unconstrained H.
 ##
@@ -30,8 +30,8 @@
 ## then runs on the m position multipliers only and the velocity multipliers
 ## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).
 ##
-## @strong{Constraints on positions and momenta} (seed 002, McLachlan, Modin,
-## Verdier, Wilkins): with @qcode{"ConstraintVariables"}, @qcode{"qp"} every
+## @strong{Constraints on positions and momenta} (McLachlan, Modin, Verdier,
+## Wilkins, @cite{Geometric generalisations of SHAKE and RATTLE}, 2014): with @qcode{"ConstraintVariables"}, @qcode{"qp"} every
 ## constraint function takes the whole state y = [q; p]: g(y) (m-by-1),
 ## @qcode{"ConstraintGradFcn"} m-by-2d, @qcode{"ConstraintHessFcn"}
 ## 2d-by-2d-by-m.  The constraint manifold M = @{g = 0@} must be coisotropic,
@@ -111,7 +111,7 @@
 ## @end example
 ##
 ## Constraints on q and p: the harmonic constraint |q|^2 + |p|^2 = 1 of
-## seed 002, Sect. 5.4, under a linear potential:
+## McLachlan et al. 2014, Sect. 5.4, under a linear potential:
 ## @example
 ## g = @@(y) y'*y - 1;
 ## flow = @@(y, s) [cos(2*s)*y(1:2) + sin(2*s)*y(3:4); -sin(2*s)*y(1:2) + cos(2*s)*y(3:4)];
@@ -248,19 +248,19 @@ endfunction
 %!error <Invalid call> odeRATTLE (@(t, x) x, [0 1], [1; 0])
 
 %!function o = sphere_opts (varargin)
-%!  ## the harmonic constraint |q|^2 + |p|^2 = 1 of seed 002, Sect. 5.4
+%!  ## the harmonic constraint |q|^2 + |p|^2 = 1 of McLachlan et al. 2014, Sect. 5.4
 %!  flow = @(y, s) [cos(2*s)*y(1:2) + sin(2*s)*y(3:4); -sin(2*s)*y(1:2) + cos(2*s)*y(3:4)];
 %!  o = odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y'*y - 1, ...
 %!                 "ConstraintGradFcn", @(y) 2*y', "ConstraintHessFcn", @(y) 2*eye (4), ...
 %!                 "ConstraintFlowFcn", flow, "ConstraintsNb", 1, varargin{:});
 %!endfunction
 %!function y0 = table1_za ()
-%!  ## seed 002, Table 1, za: on {g, H} = 0 but |za|^2 = 0.98; projected by the solver
+%!  ## McLachlan et al. 2014, Table 1, za: on {g, H} = 0 but |za|^2 = 0.98; projected by the solver
 %!  y0 = [-0.7865261200000000; -0.4043988000000000; -0.3880746864163783; 0.2173391755798215];
 %!endfunction
 
 %!test
-%! ## g(q, p): |g| and |{g, H}| at round-off over 2500 steps (seed 002, Sect. 5.4.2),
+%! ## g(q, p): |g| and |{g, H}| at round-off over 2500 steps (McLachlan et al. 2014, Sect. 5.4.2),
 %! ## energy without drift; the integrated fibre flow gives the same trajectory
 %! f = @(t, y) [y(3:4); 0; -1];                 # H = |p|^2/2 + q_2
 %! o = sphere_opts ("TimeStepSize", 0.1, "TimeStepNumber", 2500);
@@ -283,7 +283,7 @@ endfunction
 %! assert (soli.y, sol.y, 1e-8);         # per step 1e-14; 2500 steps amplify it
 %!test
 %! ## holonomic g written as g(y): geometric RATTLE over Störmer–Verlet is the
-%! ## classical RATTLE (seed 002, Sect. 5.1.3), step by step
+%! ## classical RATTLE (McLachlan et al. 2014, Sect. 5.1.3), step by step
 %! f = @(t, x) [x(3:4); 0; -1];
 %! y0 = [sin(1); -cos(1); 0.3*cos(1); 0.3*sin(1)];
 %! o = odepkgset ("TimeStepSize", 0.02, "TimeStepNumber", 300, "ConstraintsNb", 1);

@@ -8,7 +8,8 @@
 ## @deftypefnx {} {} odeRATTLie (@dots{})
 ## Integrate a mechanical system whose configuration space is a Lie group G
 ## (rigid bodies, tops, multibody chains) with RATTLie, the RATTLE method on
-## Lie groups (Hante and Arnold; seed 003):
+## Lie groups (Hante and Arnold; S. Hante, @cite{RATTLie},
+## github.com/StHante/RATTLie):
 ## @example
 ## q' = dL_q(e) v~,   M v' = hat(v)' M v - f(t, q, v) - B(q)' lambda,   0 = Phi(q)
 ## @end example
@@ -520,7 +521,7 @@ endfunction
 %! assert (e(2) < 1e-5);
 
 %!demo
-%! ## The heavy top of seed 003 (fast top), constrained on S3 x R3:
+%! ## The heavy top of Hante's RATTLie (StHante/heavy_top; fast top), on S3 x R3:
 %! ## q = [p; x] (unit quaternion, centre of mass), v = [Omega; x'],
 %! ## Phi(q) = x - R(p) X keeps the support point fixed at the origin.
 %! m = 15;  Jc = diag ([0.234375, 0.46875, 0.234375]);  X = [0; 1; 0];  g = [0; 0; -9.81];

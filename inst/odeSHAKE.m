@@ -8,7 +8,8 @@
 ## @deftypefnx {} {} odeSHAKE (@dots{})
 ## Solve a constrained Hamiltonian system with SHAKE: the RATTLE step of
 ## @code{odeRATTLE} without the final projection of the momenta onto
-## G(q) H_p(q, p) = 0 (Ryckaert, Ciccotti, Berendsen 1977; seeds 001, 002).
+## G(q) H_p(q, p) = 0 (Ryckaert, Ciccotti, Berendsen 1977; McLachlan, Modin,
+## Verdier, Wilkins, @cite{Geometric generalisations of SHAKE and RATTLE}, 2014).
 ## The positions are those of RATTLE; the momenta are not projected onto
 ## the hidden constraint.
 ##
@@ -25,9 +26,9 @@
 ## With @qcode{"ConstraintVariables"}, @qcode{"qp"} (constraints g(q, p) = 0
 ## on coisotropic manifolds, @qcode{"ConstraintFlowFcn"},
 ## @qcode{"BaseMethod"}: see @code{odeRATTLE}) this is geometric SHAKE
-## (seed 002, Def. 1.3): the points stay on g = 0 to round-off, the hidden
+## (McLachlan et al. 2014, Def. 1.3): the points stay on g = 0 to round-off, the hidden
 ## constraint @{g, H@} = 0 only to O(h); projected along their fibres, SHAKE
-## and RATTLE points coincide (seed 002, eq. (11)).
+## and RATTLE points coincide (McLachlan et al. 2014, eq. (11)).
 ##
 ## Initial data violating g(q0) = 0 or G(q0) H_p(q0, p0) = 0 are projected onto
 ## the constraint manifold with a warning @code{odepkg:inconsistentInitialData}
@@ -112,7 +113,7 @@ endfunction
 %!error <ConstraintFcn and ConstraintsNb are required> [t, y] = odeSHAKE (f, [0 1], y0, odepkgset ("TimeStepSize", 0.1))
 
 %!test
-%! ## geometric SHAKE, g(q, p) = |y|^2 - 1 (seed 002, Sect. 5.4.2): g at round-off,
+%! ## geometric SHAKE, g(q, p) = |y|^2 - 1 (McLachlan et al. 2014, Sect. 5.4.2): g at round-off,
 %! ## the hidden residual {g, H} = O(h) (fitted), the Hopf images of SHAKE and
 %! ## RATTLE points equal (same fibres, eq. (11))
 %! f = @(t, y) [y(3:4); 0; -1];

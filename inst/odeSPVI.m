@@ -8,8 +8,9 @@
 ## @deftypefnx {} {@var{sol} =} odeSPVI (@dots{})
 ## @deftypefnx {} {} odeSPVI (@dots{})
 ## Solve Hamilton's equations with a spectral variational integrator
-## (seed 004; Marsden and West, @cite{Discrete mechanics and variational
-## integrators}): on each step q is a polynomial with @qcode{"Q_DoFs"}
+## (Hall and Leok, @cite{Spectral variational integrators}, 2015; Marsden and
+## West, @cite{Discrete mechanics and variational integrators}): on each step
+## q is a polynomial with @qcode{"Q_DoFs"}
 ## Legendre modes and the action is approximated by Gauss--Legendre
 ## quadrature with @qcode{"P_DoFs"} nodes; the discrete Hamilton equations
 ## are solved by a quasi-Newton method whose Jacobian is built from the
@@ -29,16 +30,19 @@
 ## For Q_DoFs >= 4 the default @qcode{"NewtonTol"} is 1e-14 instead of 1e-12.
 ## Q_DoFs and P_DoFs are at most 30 (order 58).
 ##
-## The seed's tables @qcode{"Nodes"}, @qcode{"Weights"}, @qcode{"Legendre"},
+## The tables of the 2013 odepkg @code{spectral_var_int} (Porcù's blog post
+## @cite{Spectral Variational Integrators}, December 2013) @qcode{"Nodes"},
+## @qcode{"Weights"}, @qcode{"Legendre"},
 ## @qcode{"Derivatives"} and @qcode{"Extremes"} may still be given: they are
 ## checked against the tables computed in C++ (an error if they differ).
-## In adaptive mode the local error is estimated as in seed 004, by the same
+## In adaptive mode the local error is estimated as in the 2013 code, by the same
 ## step with one more mode and one more node, started from the step's own
 ## solution.
 ##
 ## With @qcode{"NodeOutput"}, @qcode{"on"} the states at the P_DoFs Gauss
 ## nodes inside every step are output too, between the steps' end points
-## (the seed's stepper returned them; for dense output).  Their accuracy is
+## (the 2013 @code{spectral_var_int} returned them; for dense output).
+## Their accuracy is
 ## O(h^Q_DoFs), below the order of the step end points.  Not with
 ## output at requested times.
 ##

@@ -23,6 +23,38 @@
 ## q, and fcn returns the applied forces).  Extra arguments are passed to
 ## every user function.
 ##
+## @strong{Choosing a solver.}  Problem, solver and options, and the cost
+## per step in calls of the user functions (fcn; g = ConstraintFcn,
+## G = ConstraintGradFcn), measured with @code{sol.stats} at fixed steps:
+## @itemize
+## @item Separable H = T(p) + V(q), no constraints: @code{odeSV} with
+## @qcode{"Explicit"}, @qcode{"yes"} (order 2): 1 fcn.  @code{odeVV} when fcn
+## returns accelerations [v; a]: 1 fcn.  (@code{odeSE}: the same cost,
+## order 1.)
+## @item General H(q, p): @code{odeSV} (implicit, Newton; order 2): 4 to 9
+## fcn.  @code{odeSPVI} for smooth problems and high accuracy: order
+## 2 (Q_DoFs @minus{} 1) with P_DoFs = Q_DoFs @minus{} 1; 6 fcn at the default
+## order 4, 12 fcn at order 8 (@qcode{"Q_DoFs"}, 5).
+## @item Holonomic constraints g(q) = 0: @code{odeRATTLE}; give
+## @qcode{"ConstraintGradFcn"}, and for separable H @qcode{"Explicit"},
+## @qcode{"yes"}: 1 fcn + 2 g + 1 G@.  General H: 6 fcn + 2 g + 3 G@.
+## @code{odeSHAKE} gives the same positions at the same cost; only its
+## momenta leave the hidden constraint G H_p = 0 (by O(h)).
+## @item Constraints g(q, p) = 0: @code{odeRATTLE} with
+## @qcode{"ConstraintVariables"}, @qcode{"qp"}; give the fibre flow
+## @qcode{"ConstraintFlowFcn"} if you know it (8 fcn + 5 g + 12 G + 8 flows
+## on a sphere in R^4; integrated instead: 68 G).
+## @item Rigid bodies, rotations, configuration on a Lie group:
+## @code{odeRATTLie} with @qcode{"LieGroup"}; give B(q) as
+## @qcode{"ConstraintGradFcn"}: 1 fcn + 3 Phi + 4 B (heavy top on S3 x R3;
+## by differences: 51 Phi).
+## @item Fixed or adaptive: fixed steps (@qcode{"TimeStepSize"}) for
+## long-time behaviour: the energy error of a symplectic method stays
+## bounded.  Adaptive steps (step doubling) cost 3 times as much per step
+## (odeSV explicit: 3 to 4 fcn) and the energy error drifts; @code{odeSPVI}
+## estimates with its own higher-order step instead.
+## @end itemize
+##
 ## @strong{Time modes.}
 ## @itemize
 ## @item @var{tspan} = [t0 tf]: adaptive steps controlled by a step-doubling

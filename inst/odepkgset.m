@@ -34,7 +34,8 @@
 ## @item @qcode{"ConstraintVariables"}
 ## @qcode{"q"} (default): the constraint functions take q; @qcode{"qp"}: they
 ## take the whole state y = [q; p] (coisotropic constraints g(q, p) = 0,
-## geometric SHAKE/RATTLE of seed 002), gradient m-by-2d, Hessians
+## geometric SHAKE/RATTLE of McLachlan, Modin, Verdier, Wilkins 2014),
+## gradient m-by-2d, Hessians
 ## 2d-by-2d-by-m.
 ## @item @qcode{"ConstraintFlowFcn"}
 ## @code{z = fcn (y, s)}: the fibre flow exp(s_1 X_g1 + @dots{} + s_m X_gm)(y)

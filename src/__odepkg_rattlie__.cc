@@ -1,5 +1,5 @@
 // __odepkg_rattlie__ — odeRATTLie's whole time loop in one compiled call:
-// RATTLE on a Lie group (seed 003), fixed or adaptive steps, output at every
+// RATTLE on a Lie group (Hante's RATTLie), fixed or adaptive steps, output at every
 // step or at requested times, multipliers λ at the output times on request.
 #include "EigenConfig.hpp"
 #include "binding/Conversions.h"

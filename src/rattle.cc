@@ -70,7 +70,7 @@ x1(1:2)' * x1(1:2) - 1             # round-off\n\
 %! [~, xb] = rattle (f, 0.05, xa, 0.05, o);
 %! assert (xe, xb, 1e-14);
 %!test
-%! ## constraints on the whole state (seed 002, Sect. 5.4.2): g(y) = |y|^2 - 1
+%! ## constraints on the whole state (McLachlan et al. 2014, Sect. 5.4.2): g(y) = |y|^2 - 1
 %! ## with "ConstraintVariables" "qp", the midpoint rule and the fibre flow:
 %! ## one step is odeRATTLE's, on M and on M_H to round-off; x_est = two half
 %! ## steps; BaseMethod "symplectic_euler" is another (first-order) map

@@ -1,4 +1,4 @@
-// spectral_var_int — compiled spectral variational step (seed 004) with
+// spectral_var_int — compiled spectral variational step (Hall & Leok 2015) with
 // Octave's stepper calling convention.
 #include "EigenConfig.hpp"
 #include "binding/StepperDefun.h"
@@ -7,7 +7,7 @@ DEFUN_DLD (spectral_var_int, args, nargout,
            "-*- texinfo -*-\n\
 @deftypefn {} {[@var{t_next}, @var{x_next}] =} spectral_var_int (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options})\n\
 @deftypefnx {} {[@var{t_next}, @var{x_next}, @var{x_est}, @var{k}] =} spectral_var_int (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options}, @var{k_vals}, @var{t_next})\n\
-One step of the spectral variational integrator of seed 004: q is a\n\
+One step of the spectral variational integrator (Hall and Leok 2015): q is a\n\
 polynomial with @qcode{\"Q_DoFs\"} Legendre modes on the step, the action is\n\
 integrated by Gauss--Legendre quadrature with @qcode{\"P_DoFs\"} nodes, and the\n\
 discrete Hamilton equations are solved by Newton's method (Jacobian from\n\
@@ -15,9 +15,9 @@ discrete Hamilton equations are solved by Newton's method (Jacobian from\n\
 The order is min (2 (Q_DoFs - 1), 2 P_DoFs); P_DoFs >= Q_DoFs - 1 is\n\
 required.  Defaults: P_DoFs = Q_DoFs - 1 (Gauss collocation), Q_DoFs = 3.\n\
 @var{x_est}, computed only when asked, is the same step with one more mode\n\
-and one more node (seed 004), so @var{x_est} - @var{x_next} estimates the\n\
+and one more node (as the 2013 odepkg spectral_var_int), so @var{x_est} - @var{x_next} estimates the\n\
 local error of @var{x_next}.  Options @qcode{\"Nodes\"}, @qcode{\"Weights\"},\n\
-@qcode{\"Legendre\"}, @qcode{\"Derivatives\"}, @qcode{\"Extremes\"} of the seed\n\
+@qcode{\"Legendre\"}, @qcode{\"Derivatives\"}, @qcode{\"Extremes\"} of the 2013 code\n\
 are accepted and checked against the tables computed here.\n\
 \n\
 Example:\n\
@@ -60,7 +60,7 @@ x1 - [cos(0.5); -sin(0.5)]                  # about 1e-7\n\
 %! [~, x1, xe] = spectral_var_int (f, 0, [1; 0], 0.2, o);
 %! assert (norm (xe - exact (0.2)) < 0.05 * norm (x1 - exact (0.2)));
 %!test
-%! ## the seed's tables are accepted when right
+%! ## the 2013 code's tables are accepted when right
 %! z = [-1; 1] / sqrt (3);
 %! o = struct ("Q_DoFs", 3, "P_DoFs", 2, "Nodes", z, "Weights", [1; 1], ...
 %!             "Legendre", [ones(2,1), z, (3*z.^2 - 1)/2], ...

@@ -71,7 +71,7 @@ function T = build ()
     "InitialProjection", "choice", "warn", constrained, ...
       "inconsistent initial data: \"warn\" (project and warn) or \"error\"";
     "ConstraintVariables", "choice", "q", shake_rattle, ...
-      "\"q\": g(q) (holonomic), \"qp\": g(q, p) on phase space (seed 002)";
+      "\"q\": g(q) (holonomic), \"qp\": g(q, p) on phase space (McLachlan, Modin, Verdier, Wilkins 2014)";
     "ConstraintFlowFcn", "handle", [], shake_rattle, ...
       "z = fcn (y, s): the fibre flow exp (sum s_i X_gi) (y) for \"qp\" constraints";
     "BaseMethod", "choice", [], shake_rattle, ...
@@ -80,11 +80,11 @@ function T = build ()
     "MassMatrix", "special", [], {"odeRATTLie"}, "the constant n-by-n mass matrix (default the identity)";
     "Q_DoFs", "special", [], spvi, "Legendre modes per step (2..30)";
     "P_DoFs", "special", [], spvi, "Gauss nodes per step (Q_DoFs - 1..30)";
-    "Nodes", "special", [], spvi, "the seed's quadrature nodes table (checked against Gauss-Legendre)";
-    "Weights", "special", [], spvi, "the seed's quadrature weights table";
-    "Legendre", "special", [], spvi, "the seed's Legendre values table";
-    "Derivatives", "special", [], spvi, "the seed's Legendre derivatives table";
-    "Extremes", "special", [], spvi, "the seed's end-point values table";
+    "Nodes", "special", [], spvi, "the 2013 odepkg spectral_var_int's quadrature nodes table (checked against Gauss-Legendre)";
+    "Weights", "special", [], spvi, "the 2013 odepkg spectral_var_int's quadrature weights table";
+    "Legendre", "special", [], spvi, "the 2013 odepkg spectral_var_int's Legendre values table";
+    "Derivatives", "special", [], spvi, "the 2013 odepkg spectral_var_int's Legendre derivatives table";
+    "Extremes", "special", [], spvi, "the 2013 odepkg spectral_var_int's end-point values table";
     "NodeOutput", "onoff", "off", spvi, "also output the states at the Gauss nodes of every step";
   };
   T = struct ("name", rows(:, 1), "kind", rows(:, 2), "default", rows(:, 3),

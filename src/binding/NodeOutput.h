@@ -1,5 +1,5 @@
 // NodeOutput.h — odeSPVI's optional output at the Gauss nodes inside each
-// step (seed 004's spectral_var_int returned them), off by default.  Wraps
+// step (the 2013 odepkg spectral_var_int returned them), off by default.  Wraps
 // the output observer: before each step's end point it emits the nodal
 // states [q(z_j); p_j] of that step at t_k + h (1 + z_j)/2.
 #ifndef ODEPKG_BINDING_NODE_OUTPUT_H

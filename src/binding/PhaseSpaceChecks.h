@@ -1,5 +1,5 @@
 // PhaseSpaceChecks.h — before the first step of geometric SHAKE/RATTLE with
-// constraints g(q, p): the assumptions of seed 002 at the initial data, as
+// constraints g(q, p): the assumptions of McLachlan et al. 2014 at the initial data, as
 // errors with odepkg: identifiers, and the projection of the data onto M_H.
 #ifndef ODEPKG_BINDING_PHASE_SPACE_CHECKS_H
 #define ODEPKG_BINDING_PHASE_SPACE_CHECKS_H

@@ -30,7 +30,7 @@ struct Settings {
   IntegratorOptions integrator;
   bool newton_tol_given = false;
   int q_dofs = 0, p_dofs = 0;
-  /// Seed 004's precomputed tables (Nodes, Weights, Legendre, Derivatives,
+  /// The 2013 odepkg spectral_var_int's precomputed tables (Nodes, Weights, Legendre, Derivatives,
   /// Extremes), only checked against the computed ones; empty = not given.
   Mat nodes, weights, legendre, derivatives, extremes;
   bool node_output = false;  ///< SPVI: also output the states at the Gauss nodes

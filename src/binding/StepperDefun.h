@@ -44,7 +44,7 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     HamiltonianProblem& problem = op.problem();
     std::unique_ptr<Stepper> stepper = make_stepper(method, op, s);
     Vec x0 = x;
-    check_phase_space_data(*stepper, t, x0, s, method, false);  // assumptions of seed 002 at x
+    check_phase_space_data(*stepper, t, x0, s, method, false);  // McLachlan et al.'s assumptions at x
 
     Point from(n), to(n);
     from.set(t, x);

@@ -41,7 +41,7 @@ inline std::unique_ptr<Stepper> make_spectral(HamiltonianProblem& problem, const
   return stepper;
 }
 
-/// RATTLE or SHAKE, all geometric RATTLE of seed 002.  Holonomic g(q) over
+/// RATTLE or SHAKE, all geometric RATTLE of McLachlan et al. 2014.  Holonomic g(q) over
 /// Störmer–Verlet: Rattle, i.e. GeometricRattle on the holonomic fibres, or
 /// with "Explicit" its closed-form separable path.  Otherwise GeometricRattle
 /// directly: holonomic fibres in closed form, g(q, p) fibres from

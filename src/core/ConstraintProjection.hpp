@@ -2,8 +2,8 @@
 // manifold  M = { (q, p) : g(q) = 0,  G(q) H_p(q, p) = 0 }  (HLW §VII.1.1),
 // and the allocation-free minimum-norm solver it shares with RATTLE.
 //
-// Redundant or momentarily dependent constraints (seed 001, "singular
-// configurations") make the multiplier systems rank-deficient; there the
+// Redundant or momentarily dependent constraints ("singular
+// configurations", where G(q) loses rank) make the multiplier systems rank-deficient; there the
 // minimum-norm multipliers x = A^+ b of a rank-revealing complete orthogonal
 // decomposition still satisfy the (consistent) constraints, and a constraint
 // listed twice acts exactly like the constraint listed once.

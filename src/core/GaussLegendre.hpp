@@ -1,5 +1,5 @@
 // GaussLegendre.hpp — Gauss–Legendre quadrature on [-1, 1] and the Legendre
-// tables of the spectral variational integrator (seed 004, odeSPVI).
+// tables of the spectral variational integrator (odeSPVI; Hall & Leok 2015).
 //
 // Legendre polynomials l_i = P_i by the three-term recurrence (Abramowitz &
 // Stegun 22.7.10, 22.8.5)
@@ -112,7 +112,7 @@ inline void gauss_legendre(int n, Vec& z, Vec& w) {
   }
 }
 
-/// The tables of seed 004's svi_system for q_dofs Legendre modes and p_dofs
+/// The tables of the 2013 odepkg spectral_var_int's svi_system for q_dofs Legendre modes and p_dofs
 /// Gauss nodes, built once:
 ///   z_j, w_j            nodes and weights (j < p_dofs)
 ///   L(j, i) = l_i(z_j), D(j, i) = l_i'(z_j)      (p_dofs x q_dofs)
@@ -142,7 +142,7 @@ struct SpectralTables {
   }
 };
 
-/// User-supplied tables (seed options Nodes, Weights, Legendre, Derivatives,
+/// User-supplied tables (the 2013 options Nodes, Weights, Legendre, Derivatives,
 /// Extremes); null = not given.  Nodes/Weights may be rows or columns, the
 /// nodes in ascending order; Legendre/Derivatives are p_dofs x q_dofs with
 /// rows per node; Extremes is 2 x q_dofs, row 1 at z = -1, row 2 at z = +1.

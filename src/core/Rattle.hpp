@@ -6,11 +6,12 @@
 //   0       = g(q_1)
 //   p_1     = p_{1/2} - h/2 (H_q(q_1, p_{1/2}) + G(q_1)^T mu)
 //   0       = G(q_1) H_p(q_1, p_1)
-// (seed 000, whose Jacobian had the sign of the mu * d2g term wrong).  SHAKE
-// (seed 002, §5.1.3) is the same map without the last projection (mu = 0);
+// (the 2013 odepkg rattle, blog post "RATTLE algorithm", whose Jacobian had
+// the sign of the mu * d2g term wrong).  SHAKE (McLachlan et al. 2014,
+// §5.1.3) is the same map without the last projection (mu = 0);
 // its positions are those of RATTLE.
 //
-// This is geometric RATTLE (seed 002, Def. 1.3/1.4) over Störmer–Verlet on
+// This is geometric RATTLE (McLachlan et al. 2014, Def. 1.3/1.4) over Störmer–Verlet on
 // the holonomic fibres {(q, p - G(q)^T s)} (Sect. 5.1.3): lambda and mu are
 // the fibre parameters s and sigma scaled by 2/h.  For general H the step is
 // literally that instance, GeometricRattle(HolonomicConstraints,
@@ -22,7 +23,7 @@
 // instead of 11), sharing RattleState (G cache, rank bookkeeping, step
 // continuity) and RattleAcceptance (round-off floors, acceptance tests).
 //
-// Redundant constraints / singular configurations (seed 001): the multiplier
+// Redundant constraints / singular configurations (G(q) loses rank): the multiplier
 // systems are solved by a rank-revealing complete orthogonal decomposition,
 // giving minimum-norm multipliers; such events are counted in
 // stats().rank_deficient and reported by rank_deficiency_seen().

@@ -1,22 +1,23 @@
-// SpectralVariational.hpp — spectral variational integrator (seed 004,
-// odeSPVI / spectral_var_int; Marsden & West, Acta Numerica 10 (2001);
+// SpectralVariational.hpp — spectral variational integrator (odeSPVI /
+// spectral_var_int; the 2013 odepkg post "Spectral Variational Integrators";
+// Marsden & West, Acta Numerica 10 (2001);
 // Hall & Leok, "Spectral variational integrators", Numer. Math. 130 (2015)).
 //
 // On [t_k, t_k + h], z = 2 (t - t_k)/h - 1 in [-1, 1], q is a polynomial in
 // Q = q_dofs Legendre modes, q(z) = sum_i q^i l_i(z), and the action is
 // approximated by P = p_dofs point Gauss–Legendre quadrature (z_j, w_j).
 // Stationarity of the discrete action with the end points q_k, q_{k+1}
-// fixed, written with nodal momenta p_j, gives (seed 004) for the unknowns
+// fixed, written with nodal momenta p_j, gives (as in the 2013 code) for the unknowns
 //   y = [q^0 .. q^{Q-1}, p_0 .. p_{P-1}, q_{k+1}, p_{k+1}]   (each in R^d):
 //   R_s = sum_j w_j [ l_s'(z_j) p_j - h/2 l_s(z_j) H_q(Q_j, p_j) ]
 //         + l_s(-1) p_k - l_s(1) p_{k+1}                          (s < Q)
 //   R_r = h/2 H_p(Q_r, p_r) - sum_i l_i'(z_r) q^i                   (r < P)
 //   R_a = sum_i l_i(-1) q^i - q_k,   R_b = sum_i l_i(1) q^i - q_{k+1},
 // with Q_j = sum_i l_i(z_j) q^i and H_q, H_p = -f_p, f_q of f(t_j, [Q_j; p_j])
-// at the node times t_j = t_k + h (1 + z_j)/2 (the seed evaluated every node
-// at t_k).  R_r is the seed's equation times h/2 (same solution, rows O(1)).
+// at the node times t_j = t_k + h (1 + z_j)/2 (the 2013 code evaluated every node
+// at t_k).  R_r is the 2013 code's equation times h/2 (same solution, rows O(1)).
 //
-// Jacobian (the seed omits it), with the Hessian blocks H_qq, H_qp, H_pq,
+// Jacobian (the 2013 code omits it), with the Hessian blocks H_qq, H_qp, H_pq,
 // H_pp of H at node j and dQ_j/dq^i = l_i(z_j) I:
 //   dR_s/dq^i = -h/2 sum_j w_j l_s(z_j) l_i(z_j) H_qq(j)
 //   dR_s/dp_j = w_j ( l_s'(z_j) I - h/2 l_s(z_j) H_qp(j) ),  dR_s/dp_{k+1} = -l_s(1) I
@@ -56,10 +57,10 @@
 // iteration's rate): the larger first corrections feed it better secant
 // pairs.)
 //
-// Error estimate (seed 004): the same step with Q+1 modes and P+1 nodes,
+// Error estimate (as the 2013 code): the same step with Q+1 modes and P+1 nodes,
 // started from the low-order solution (modes padded with a zero, nodal
 // momenta interpolated by the polynomial through p_k, p_j, p_{k+1} rather
-// than the seed's averages); err = x_high - x_low, the low-order local error
+// than the 2013 code's averages); err = x_high - x_low, the low-order local error
 // up to O(h^{order+3}).
 //
 // Newton (systems of up to 64 unknowns): quasi-Newton on the structure.  J
@@ -485,7 +486,7 @@ class SpectralVariational final : public Stepper {
     return StepStatus::Success;
   }
 
-  /// The same step with Q+1 modes and P+1 nodes (seed 004), started from the
+  /// The same step with Q+1 modes and P+1 nodes (as the 2013 code), started from the
   /// low-order result `low` of step(from, h, low); x_high = its end point.
   StepStatus estimate(Point& from, double h, const Point& low, Vec& x_high) {
     const int d = d_;

@@ -51,7 +51,7 @@ class Stepper {
   virtual StepStatus step(Point& from, double h, Point& to) = 0;
 
   /// Steppers with an error estimate of their own (SPVI: the same step with
-  /// one more mode and node, seed 004) return true and implement
+  /// one more mode and node, as the 2013 spectral_var_int) return true and implement
   /// step_with_error; the others are estimated by step doubling.
   virtual bool has_error_estimate() const { return false; }
   /// One step as step(), and err = estimate of the local error of `to`.

@@ -3,7 +3,7 @@
 //   x_{n+1} = x_n + h v_n + h^2/2 a_n,
 //   v_{n+1} = v_n + h/2 (a_n + a_{n+1}),  a_{n+1} = a(t_{n+1}, x_{n+1}).
 // One evaluation of f per step: a_{n+1} is reused at the next step.  f is
-// called at [x_{n+1}; v_n + h/2 a_n] (the seed called it with v_n; for
+// called at [x_{n+1}; v_n + h/2 a_n] (the 2013 odepkg velocity_verlet called it with v_n; for
 // velocity-independent a both are exact).  Order 2, symplectic.
 #ifndef ODEPKG_VELOCITY_VERLET_HPP
 #define ODEPKG_VELOCITY_VERLET_HPP

@@ -95,7 +95,7 @@ inline Vec nonsep_x0() {
   return x;
 }
 
-/// Seed 002 (McLachlan, Modin, Verdier, Wilkins), Sect. 5.4, "harmonic
+/// McLachlan, Modin, Verdier, Wilkins 2014, Sect. 5.4, "harmonic
 /// constraints": phase space R^{2d}, y = [q; p], the coisotropic constraint
 /// g(y) = |q|^2 + |p|^2 - 1 (M = S^{2d-1}, m = 1) and H = |p|^2/2 - gvec.q,
 /// so f = [p; gvec] (Sect. 5.4.1: gvec = 0; Sect. 5.4.2: gvec = (0, -1)).

@@ -1,6 +1,6 @@
 // geometric_rattle_test.cc — geometric SHAKE and RATTLE for coisotropic
 // constraints g(q, p) = 0 over a symplectic base method phi_h
-// (src/core/constrained/, seed 002: McLachlan, Modin, Verdier, Wilkins).
+// (src/core/constrained/; McLachlan, Modin, Verdier, Wilkins 2014).
 //
 // Each test checks a property of the paper against an independent
 // expectation:
@@ -89,7 +89,7 @@ struct PSys {
   }
 };
 
-/// Seed 002 Sect. 5.4 on S^{2d-1}; gvec = (0, -1[, g3]).
+/// McLachlan et al. 2014, Sect. 5.4 on S^{2d-1}; gvec = (0, -1[, g3]).
 PSys sphere(int d = 2, bool potential = true, double g3 = 0.0) {
   HarmonicSphere hs;
   hs.d = d;
@@ -477,7 +477,7 @@ TEST(GeometricRattle, BaseMethodJacobiansMatchDifferences) {
 
 // ---------------------------------------------------------------------------
 // 1. Holonomic g(q) over Störmer–Verlet is the classical RATTLE / SHAKE
-// (seed 002, Sect. 5.1.3): from every point of the classical trajectory, one
+// (McLachlan et al. 2014, Sect. 5.1.3): from every point of the classical trajectory, one
 // geometric step reproduces the classical next point; so do whole runs.
 TEST(GeometricRattle, HolonomicEqualsClassicalRattle) {
   struct Variant {

@@ -1,4 +1,4 @@
-// rattlie_test.cc — RATTLie (RATTLE on Lie groups, seed 003): classical RATTLE
+// rattlie_test.cc — RATTLie (RATTLE on Lie groups, S. Hante): classical RATTLE
 // as the case G = Rⁿ, the free rigid body's invariants, SO(3) against S³,
 // the heavy top's order, constraints at round-off, velocity-dependent forces,
 // and no allocation per step.
@@ -39,7 +39,8 @@ Mat quat_to_rot(const ConstVecRef& p) {
   return R;
 }
 
-// The heavy top of seed 003's authors: mass 15, inertia about the centre of
+// The heavy top of Hante's heavy_top (github.com/StHante/heavy_top): mass 15,
+// inertia about the centre of
 // mass diag(0.234375, 0.46875, 0.234375), centre of mass X = (0, 1, 0) in the
 // body frame from the fixed support, gravity (0, 0, -9.81).
 struct HeavyTop {

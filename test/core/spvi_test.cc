@@ -1,5 +1,5 @@
 // spvi_test.cc — Gauss–Legendre tables and the spectral variational
-// integrator (seed 004, odeSPVI) of src/core/SpectralVariational.hpp.
+// integrator (odeSPVI; Hall & Leok 2015) of src/core/SpectralVariational.hpp.
 #define EIGEN_RUNTIME_NO_MALLOC  // for the no-allocation test; off by default
 
 #include "GaussLegendre.hpp"
@@ -420,7 +420,7 @@ TEST(SpectralVariational, IntegratorFixedAndAdaptive) {
     EXPECT_EQ(r.t.back(), 2 * M_PI);
     EXPECT_LT((r.x.back() - k.exact(2 * M_PI)).norm(), 1e-6);
   }
-  // Adaptive, with the seed's (Q+1, P+1) estimate: the error follows the tolerance.
+  // Adaptive, with the 2013 code's (Q+1, P+1) estimate: the error follows the tolerance.
   double errs[2];
   for (int t = 0; t < 2; ++t) {
     auto pb = k.make();

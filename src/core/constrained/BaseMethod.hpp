@@ -1,5 +1,5 @@
 // BaseMethod.hpp — the underlying symplectic one-step map phi_h of geometric
-// SHAKE and RATTLE (seed 002, Def. 1.3/1.4), written as an implicit map so
+// SHAKE and RATTLE (McLachlan et al. 2014, Def. 1.3/1.4), written as an implicit map so
 // that SHAKE can solve for phi_h and the fibre parameter s in one Newton
 // system:  R(w, y) = 0 (unknowns w of the method),  z_1 = Z(w, y).
 // The partial derivatives come from a model Df of the Jacobian of
@@ -23,7 +23,7 @@ class BaseMethod {
 
   virtual const char* name() const = 0;
   virtual int order() const = 0;
-  /// phi_h^{-1} = phi_{-h}: then RATTLE is symmetric too (seed 002, Prop. 4.9).
+  /// phi_h^{-1} = phi_{-h}: then RATTLE is symmetric too (McLachlan et al. 2014, Prop. 4.9).
   virtual bool symmetric() const = 0;
   int unknowns() const { return nw_; }
 

@@ -1,6 +1,6 @@
 // ConstraintSet.hpp — constraints g: R^{2d} -> R^m on the whole phase space,
 // y = [q; p], with their gradients Dg (m x 2d) and Hessians, for the
-// geometric SHAKE and RATTLE of seed 002 (McLachlan, Modin, Verdier, Wilkins).
+// geometric SHAKE and RATTLE of McLachlan, Modin, Verdier, Wilkins (2014).
 //
 // Two sources: PhaseSpaceConstraints, the user's g(y) (finite differences
 // where Dg or the Hessians are not given), and HolonomicConstraints, the

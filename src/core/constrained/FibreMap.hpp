@@ -1,10 +1,10 @@
 // FibreMap.hpp — the fibres [z] = { exp(sum_i s_i X_{g_i})(z) : s in R^m } of
-// a coisotropic constraint manifold M = {g = 0} (seed 002, Cor. 3.7), along
+// a coisotropic constraint manifold M = {g = 0} (McLachlan et al. 2014, Cor. 3.7), along
 // which geometric SHAKE and RATTLE slide.  X_g = J grad g, J = [0 I; -I 0]:
 // q' = dg/dp, p' = -dg/dq.
 //
 // HolonomicFibre: g(q) only, the flow is the affine (q, p - G(q)^T s)
-// (seed 002, Sect. 5.1.1).  UserFlowFibre: the user's closed form
+// (McLachlan et al. 2014, Sect. 5.1.1).  UserFlowFibre: the user's closed form
 // (ConstraintFlowFcn).  IntegratedFibre (its own header): the flow integrated
 // numerically to round-off.
 #ifndef ODEPKG_CONSTRAINED_FIBRE_MAP_HPP

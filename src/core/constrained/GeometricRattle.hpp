@@ -1,4 +1,5 @@
-// GeometricRattle.hpp — geometric SHAKE and RATTLE (seed 002, Def. 1.3/1.4)
+// GeometricRattle.hpp — geometric SHAKE and RATTLE (McLachlan, Modin, Verdier,
+// Wilkins 2014, Def. 1.3/1.4)
 // for coisotropic constraints g(q, p) = 0 over any symplectic base method:
 //
 //   SHAKE:   y = exp(s X_g) z_0,  z_1^- = phi_h(y),  g(z_1^-) = 0,
@@ -147,7 +148,7 @@ class GeometricRattle final : public Stepper {
   double condition_estimate() const { return cond_max_; }
 
   /// SHAKE's next step depends on its start only through the fibre
-  /// [z] = {exp(s X_g) z} (it slides to M_H along it first; seed 002,
+  /// [z] = {exp(s X_g) z} (it slides to M_H along it first; McLachlan et al. 2014,
   /// Sect. 4: S_h is constant on fibres), and its two results lie O(h)
   /// along their fibres, differently after one step and two half steps.
   /// The estimate compares the points of the two fibres on M_H instead,
@@ -206,7 +207,7 @@ class GeometricRattle final : public Stepper {
     // From an extrapolated guess plain Newton (damping there can settle on
     // a root of another branch); if it fails, from s = 0 with damping, which
     // finds the root nearest s = 0 also from starts off M_H (SHAKE points).
-    // SHAKE: S_h is constant on fibres (seed 002, Sect. 4: S_h = phi_h o
+    // SHAKE: S_h is constant on fibres (McLachlan et al. 2014, Sect. 4: S_h = phi_h o
     // Gamma, Gamma a projection along them), so its root is sought from
     // Pi(z_0), the point of the fibre on M_H, where Thm. 4.1 puts it O(h)
     // away; a SHAKE point z_0 itself lies O(h) off M_H and Newton from

@@ -1,6 +1,6 @@
 // ImplicitMidpointMap.hpp — phi_h of the implicit midpoint rule,
 //   z_1 = y + h f(t + h/2, (y + z_1)/2),
-// symplectic, symmetric, order 2, for any H (seed 002, Sect. 5.3-5.4).
+// symplectic, symmetric, order 2, for any H (McLachlan et al. 2014, Sect. 5.3-5.4).
 // Unknowns w = z_1.
 #ifndef ODEPKG_CONSTRAINED_IMPLICIT_MIDPOINT_MAP_HPP
 #define ODEPKG_CONSTRAINED_IMPLICIT_MIDPOINT_MAP_HPP

@@ -1,5 +1,5 @@
 // IntegratedFibre.hpp — the fibre flow exp(sum_i s_i X_{g_i})(z) integrated
-// numerically to round-off where no closed form is given (seed 002, Sect. 6:
+// numerically to round-off where no closed form is given (McLachlan et al. 2014, Sect. 6:
 // "integrating the fibres numerically to round-off error").
 //
 // z' = F(z) = J Dg(z)^T s on tau in [0, 1] by K = 6 stage Gauss–Legendre

@@ -3,7 +3,7 @@
 //   q_1     = q_0 + h/2 (H_p(q_0, p_{1/2}) + H_p(q_1, p_{1/2}))
 //   p_1     = p_{1/2} - h/2 H_q(q_1, p_{1/2}),
 // symplectic, symmetric, order 2 (HLW §VI.3).  Over holonomic fibres the
-// geometric RATTLE over it is the classical RATTLE (seed 002, Sect. 5.1.3).
+// geometric RATTLE over it is the classical RATTLE (McLachlan et al. 2014, Sect. 5.1.3).
 // Unknowns w = (p_{1/2}, q_1).
 #ifndef ODEPKG_CONSTRAINED_STORMER_VERLET_MAP_HPP
 #define ODEPKG_CONSTRAINED_STORMER_VERLET_MAP_HPP

@@ -1,4 +1,5 @@
-// StructureChecks.hpp — the assumptions of seed 002 checked at the initial
+// StructureChecks.hpp — the assumptions of McLachlan, Modin, Verdier, Wilkins
+// 2014 checked at the initial
 // data, and the projection of initial data onto M_H:
 //   coisotropy (Assumption 2, Prop. 3.5): {g_i, g_j} = 0 on M;
 //   nondegeneracy (Assumption 1, Lemma 3.11): {g_i, {g_j, H}} invertible on M_H;

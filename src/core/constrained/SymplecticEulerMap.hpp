@@ -1,6 +1,6 @@
 // SymplecticEulerMap.hpp — phi_h of symplectic Euler with p implicit,
 //   p_1 = p_0 - h H_q(q_0, p_1),  q_1 = q_0 + h H_p(q_0, p_1),
-// order 1, not symmetric (HLW §VI.3; seed 002, Sect. 5.1.3: SHAKE/RATTLE
+// order 1, not symmetric (HLW §VI.3; McLachlan et al. 2014, Sect. 5.1.3: SHAKE/RATTLE
 // over it are the first-order methods of HLW §VII.1.3).  Unknowns w = p_1.
 #ifndef ODEPKG_CONSTRAINED_SYMPLECTIC_EULER_MAP_HPP
 #define ODEPKG_CONSTRAINED_SYMPLECTIC_EULER_MAP_HPP

@@ -1,10 +1,10 @@
-// LieGroup.hpp — the configuration space of odeRATTLie (seed 003): a Lie group
+// LieGroup.hpp — the configuration space of odeRATTLie (Hante's RATTLie): a Lie group
 // G of dimension n whose elements are stored in nq coordinates.
 //
 // Conventions (fixed here; every group, built-in or user-defined, follows them):
 //   tilde : R^n -> g            the Lie algebra,  v ↦ ṽ
-//   compose_exp(q, w) = q ∘ exp(w̃)                      (seed 003: "qlpexpDqtilde")
-//   ad(v) = v̂ (n x n),  v̂ w = [ṽ, w̃]^∨                   (seed 003: the hat operator)
+//   compose_exp(q, w) = q ∘ exp(w̃)                      (RATTLie: "qlpexpDqtilde")
+//   ad(v) = v̂ (n x n),  v̂ w = [ṽ, w̃]^∨                   (RATTLie: the hat operator)
 //   T(w): d/dε exp(w̃ + ε δw̃)|₀ = exp(w̃) ∘ (T(w) δw)~, the left-trivialised
 //         differential of exp,  T(w) = Σ_k (−ad w)^k / (k+1)! = I − ½ŵ + ⅙ŵ² − …
 //   tangent_inv_transpose(w) = T(w)^{-T};  d_tangent_inv_transpose(w, x) =

@@ -1,4 +1,4 @@
-// LieGroupProblem.hpp — the user's problem on a Lie group (seed 003):
+// LieGroupProblem.hpp — the user's problem on a Lie group (Hante's RATTLie):
 //
 //   q̇ = dL_q(e) ṽ,   M v̇ = v̂ᵀ M v − f(t, q, v) − B(q)ᵀ λ,   0 = Φ(q),
 //

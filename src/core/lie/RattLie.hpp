@@ -1,4 +1,4 @@
-// RattLie.hpp — RATTLE on a Lie group (seed 003, RATTLie; Störmer–Verlet on G
+// RattLie.hpp — RATTLE on a Lie group (S. Hante's RATTLie; Störmer–Verlet on G
 // without constraints).  From the discrete Lagrangian
 //   L_h = h/2 ΩᵀMΩ − h/2 (U(q_n) + U(q_{n+1})),  q_{n+1} = q_n ∘ exp(hΩ̃),
 // and its discrete Legendre transforms (left-trivialised momenta Mv):
