@@ -30,7 +30,7 @@
 ## For Q_DoFs >= 4 the default @qcode{"NewtonTol"} is 1e-14 instead of 1e-12.
 ## Q_DoFs and P_DoFs are at most 30 (order 58).
 ##
-## The tables of the 2013 odepkg @code{spectral_var_int} (Porcù's blog post
+## The tables of the 2013 odepkg @code{spectral_var_int} (the blog post
 ## @cite{Spectral Variational Integrators}, December 2013) @qcode{"Nodes"},
 ## @qcode{"Weights"}, @qcode{"Legendre"},
 ## @qcode{"Derivatives"} and @qcode{"Extremes"} may still be given: they are
