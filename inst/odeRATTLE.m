@@ -369,17 +369,23 @@ endfunction
 %! assert (max (abs (sum (yr(:,1:2) .^ 2, 2) - 1)) < 1e-14);
 
 %!demo
-%! ## Pendulum in Cartesian coordinates: energy error and constraint residuals
+%! ## Pendulum in Cartesian coordinates (g(q) = |q|^2 - 1, h = 0.01, t up to
+%! ## 50): the energy error is bounded (6e-5) and periodic, and both
+%! ## constraints, on positions g(q) and on velocities G(q) H_p (the hidden
+%! ## one), hold to round-off at every step.
 %! f = @(t, x) [x(3:4); 0; -1];
 %! opts = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q', ...
 %!                   "ConstraintsNb", 1, "Explicit", "yes", "TimeStepSize", 0.01, ...
 %!                   "TimeStepNumber", 5000);
 %! [t, y] = odeRATTLE (f, 0, [sin(2); -cos(2); 0; 0], opts);
 %! E = sum (y(:,3:4).^2, 2) / 2 + y(:,2);
-%! subplot (2, 1, 1); plot (t, E - E(1)); title ("energy error");
-%! subplot (2, 1, 2); semilogy (t, abs (sum (y(:,1:2).^2, 2) - 1) + eps, ...
-%!                             t, abs (sum (y(:,1:2) .* y(:,3:4), 2)) + eps);
-%! title ("constraint residuals |g(q)| (blue) and |G(q) H_p| (red)");
+%! subplot (2, 1, 1);  plot (t, (E - E(1)) / 1e-5);
+%! ylabel ("(H - H_0) / 10^{-5}");  title ("energy error, RATTLE, h = 0.01");
+%! subplot (2, 1, 2);
+%! semilogy (t, abs (sum (y(:,1:2).^2, 2) - 1) + eps / 100, t, abs (2 * sum (y(:,1:2) .* y(:,3:4), 2)) + eps / 100);
+%! axis ([0 50 1e-18 1e-2]);  set (gca, "ytick", 10.^(-18:4:-2));
+%! xlabel ("t");  ylabel ("residual");
+%! title ("constraints: |g(q)| (blue) and |G(q) H_p| (red), at round-off");
 
 %!demo
 %! ## Geometric SHAKE and RATTLE for a constraint on positions AND momenta:
