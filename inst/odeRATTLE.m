@@ -413,27 +413,30 @@ endfunction
 %! ## from the pole rho = -1.  (The paper's caption prints "- rho", the other pole;
 %! ## with it [z_a] passes through infinity, and the picture of its Fig. 4, [z_a]
 %! ## innermost, is this one's inversion w -> 1/conj (w).)
-%! subplot (2, 2, [1, 3]);  hold on;
+%! axes ("position", [0.06 0.13 0.34 0.75]);  hold on;
 %! for k = 1:3
 %!   [t, y] = odeRATTLE (f, 0, Z(:,k), opts);
+%!   if (k == 1)
+%!     yr = y;
+%!   endif
 %!   z0 = y(:,1) + 1i * y(:,3);  z1 = y(:,2) + 1i * y(:,4);
 %!   zeta = 2 * z0 .* conj (z1);  rho = abs (z0).^2 - abs (z1).^2;
 %!   w = zeta ./ (sqrt (abs (zeta).^2 + rho.^2) + rho);
 %!   plot (real (w), imag (w), ".", "markersize", 2);
 %! endfor
-%! hold off;  axis ("equal");
-%! title ("RATTLE orbits on [M] = CP^1", "interpreter", "none");
-%! [t, yr] = odeRATTLE (f, 0, Z(:,1), opts);
+%! hold off;  axis ("equal");  xlabel ("Re w");  ylabel ("Im w");
+%! title ("RATTLE orbits on [M] = CP^1");
 %! [~, ys] = odeSHAKE (f, 0, Z(:,1), opts);
 %! warning (ws);
-%! subplot (2, 2, 2);
-%! plot (t, energy (ys) - energy (ys(1,:)), t, energy (yr) - energy (yr(1,:)));
-%! title ("energy error, za: SHAKE (blue), RATTLE (red)", "interpreter", "none");
-%! subplot (2, 2, 4);
-%! semilogy (t, abs (gH (ys)) + eps, t, abs (gH (yr)) + eps);
-%! set (gca, "ytick", 10.^(-16:4:0));
-%! xlabel ("t");
-%! title ("|{g, H}|, za: SHAKE (blue), RATTLE (red)", "interpreter", "none");
+%! blue = [0 0.447 0.741];  red = [0.85 0.325 0.098];
+%! axes ("position", [0.55 0.58 0.42 0.32]);
+%! plot (t, energy (ys) - energy (ys(1,:)), "color", blue, t, energy (yr) - energy (yr(1,:)), "color", red);
+%! ylabel ("H - H_0");  title ("energy error: SHAKE (blue), RATTLE (red)");
+%! axes ("position", [0.55 0.13 0.42 0.32]);
+%! semilogy (t, abs (gH (ys)) + eps / 100, "color", blue, t, abs (gH (yr)) + eps / 100, "color", red);
+%! axis ([0 t(end) 1e-18 1]);  set (gca, "ytick", 10.^(-16:4:0));
+%! xlabel ("t");  ylabel ("|{g, H}|", "interpreter", "none");
+%! title ("|{g, H}|: SHAKE O(h), RATTLE round-off", "interpreter", "none");
 
 %!test
 %! ## Monitoring with constraints: residuals |g| and |G H_p| and the index-1
