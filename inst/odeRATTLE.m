@@ -383,7 +383,7 @@ endfunction
 %! ylabel ("(H - H_0) / 10^{-5}");  title ("energy error, RATTLE, h = 0.01");
 %! subplot (2, 1, 2);
 %! semilogy (t, abs (sum (y(:,1:2).^2, 2) - 1) + eps / 100, t, abs (2 * sum (y(:,1:2) .* y(:,3:4), 2)) + eps / 100);
-%! axis ([0 50 1e-18 1e-2]);  set (gca, "ytick", 10.^(-18:4:-2));
+%! axis ([0 50 1e-17 1]);  set (gca, "ytick", 10.^(-15:5:0));
 %! xlabel ("t");  ylabel ("residual");
 %! title ("constraints: |g(q)| (blue) and |G(q) H_p| (red), at round-off");
 
@@ -434,7 +434,7 @@ endfunction
 %! ylabel ("H - H_0");  title ("energy error: SHAKE (blue), RATTLE (red)");
 %! axes ("position", [0.55 0.13 0.42 0.32]);
 %! semilogy (t, abs (gH (ys)) + eps / 100, "color", blue, t, abs (gH (yr)) + eps / 100, "color", red);
-%! axis ([0 t(end) 1e-18 1]);  set (gca, "ytick", 10.^(-16:4:0));
+%! axis ([0 t(end) 1e-17 1]);  set (gca, "ytick", 10.^(-15:5:0));
 %! xlabel ("t");  ylabel ("|{g, H}|", "interpreter", "none");
 %! title ("|{g, H}|: SHAKE O(h), RATTLE round-off", "interpreter", "none");
 
