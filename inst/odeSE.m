@@ -126,12 +126,25 @@ endfunction
 %! assert (t(end) < 1e308);
 
 %!demo
-%! ## Symplectic Euler on the pendulum H = p^2/2 - cos q: bounded energy error
-%! f = @(t, x) [x(2); -sin(x(1))];
-%! [t, y] = odeSE (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 2000, "Explicit", "yes"));
-%! H = y(:,2).^2 / 2 - cos (y(:,1));
-%! subplot (1, 2, 1);  plot (y(:,1), y(:,2));  axis equal;  title ("phase portrait");  xlabel ("q");  ylabel ("p");
-%! subplot (1, 2, 2);  plot (t, H - H(1));  xlabel ("t");  title ("energy error, order 1, bounded");
+%! ## Pendulum H = p^2/2 - cos q, h = 0.05, t up to 40: symplectic Euler against
+%! ## explicit Euler, both first order at one call of f per step.  Symplectic
+%! ## Euler's orbit closes and its energy error stays within 0.011; explicit
+%! ## Euler's orbit spirals outwards, its energy grows without bound.
+%! f = @(t, x) [x(2); -sin(x(1))];  h = 0.05;  n = 800;
+%! [t, y] = odeSE (f, 0, [1; 0], odepkgset ("TimeStepSize", h, "TimeStepNumber", n, "Explicit", "yes"));
+%! ye = zeros (n + 1, 2);  ye(1,:) = [1 0];
+%! for k = 1:n
+%!   ye(k+1,:) = ye(k,:) + h * f (0, ye(k,:).').';
+%! endfor
+%! H = @(y) y(:,2).^2 / 2 - cos (y(:,1));
+%! axes ("position", [0.08 0.13 0.3 0.75]);
+%! plot (y(:,1), y(:,2), ye(:,1), ye(:,2));  axis equal;  axis ([-2.5 2.5 -2 2]);
+%! xlabel ("q");  ylabel ("p");  title ("phase portrait");
+%! axes ("position", [0.47 0.13 0.5 0.75]);
+%! plot (t, H (y) - H (y(1,:)), t, H (ye) - H (ye(1,:)));
+%! xlabel ("t");  ylabel ("H - H_0");  title ("energy error, h = 0.05");
+%! text (2, -0.15, "symplectic Euler (odeSE): bounded", "color", [0 0.447 0.741]);
+%! text (2, 0.6, "explicit Euler: grows", "color", [0.85 0.325 0.098]);
 
 %!test
 %! ## Events with direction and terminal (ode45's meaning): q = cos t

@@ -190,11 +190,21 @@ endfunction
 %!error <TSPAN must be strictly increasing> odeVV (@(t, x) x, [0 0], [1; 0])
 
 %!demo
-%! ## velocity Verlet: circular Kepler orbit, one force evaluation per step
+%! ## Velocity Verlet on the circular Kepler orbit up to t = 100 against ode45
+%! ## at its default tolerances, at about the same cost (h = 0.1, one call of
+%! ## f per step): ode45's orbit spirals inwards as its energy drifts, odeVV's
+%! ## stays on the circle and its energy error stays bounded.
 %! f = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
-%! sol = odeVV (f, 0, [1; 0; 0; 1], odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 2000));
-%! [t45, y45] = ode45 (f, [0 100], [1; 0; 0; 1]);
-%! H = @(y) sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
-%! subplot (1, 2, 1);  plot (sol.y(1,:), sol.y(2,:));  axis equal;  title ("circular orbit");
-%! subplot (1, 2, 2);  plot (sol.x, H (sol.y.') + 0.5, t45, H (y45) + 0.5);
-%! title ("energy error: odeVV (blue), ode45 (red)");  xlabel ("t");
+%! sol = odeVV (f, 0, [1; 0; 0; 1], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 1000));
+%! evalc ('s45 = ode45 (f, [0 100], [1; 0; 0; 1], odeset ("Stats", "on"));');   # counts calls
+%! [~, y45] = ode45 (f, linspace (0, 100, 2001), [1; 0; 0; 1]);   # the same steps, interpolated
+%! H = @(y) sum (y(3:4,:).^2, 1) / 2 - 1 ./ sqrt (sum (y(1:2,:).^2, 1));
+%! blue = [0 0.447 0.741];  red = [0.85 0.325 0.098];
+%! axes ("position", [0.1 0.13 0.26 0.75]);
+%! plot (y45(:,1), y45(:,2), "color", red, sol.y(1,:), sol.y(2,:), "color", blue, 0, 0, "k+");
+%! axis equal;  axis ([-1.2 1.2 -1.2 1.2]);  xlabel ("q_1");  ylabel ("q_2");  title ("orbits");
+%! axes ("position", [0.48 0.13 0.49 0.75]);
+%! semilogy (sol.x, abs (H (sol.y) + 0.5) + eps, "color", blue, s45.x, abs (H (s45.y) + 0.5) + eps, "color", red);
+%! axis ([0 100 1e-10 1]);  xlabel ("t");  ylabel ("|H - H_0|");  title ("energy error");
+%! text (3, 3e-4, sprintf ("odeVV, h = 0.1: %d calls of f", sol.stats.nfevals), "color", blue);
+%! text (20, 2e-3, sprintf ("ode45, default tolerances: %d calls of f", s45.stats.nfevals), "color", red);

@@ -2,16 +2,23 @@
 ## SPDX-License-Identifier: GPL-3.0-or-later
 
 ## -*- texinfo -*-
-## @deftypefn {} {@var{nbad} =} render_figures (@var{outdir})
+## @deftypefn  {} {@var{nbad} =} render_figures (@var{outdir})
+## @deftypefnx {} {@var{nbad} =} render_figures (@var{outdir}, @var{solvers})
 ## Run every %!demo of the package's solvers headless and print each figure
 ## to @var{outdir}/<solver>_<k>.png (gnuplot toolkit, invisible figures; needs
 ## @code{octave --no-gui}, not octave-cli), then check each PNG: it exists, is
 ## larger than 4 kB and is not blank (more than 0.5 % of its pixels differ
 ## from the background colour, and it has at least 3 distinct colours).
+## @var{solvers}, a cell array of names, renders only those solvers' demos
+## (default: all of them).  From a source tree, without @code{pkg load}:
+## @example
+## addpath ("inst"); addpath ("src"); source ("PKG_ADD"); addpath ("tools");
+## render_figures ("build/figures", @{"odeSV"@})
+## @end example
 ## Returns the number of demos that failed or gave a bad figure.
 ## @end deftypefn
 
-function nbad = render_figures (outdir = "build/figures")
+function nbad = render_figures (outdir = "build/figures", solvers = {})
   graphics_toolkit ("gnuplot");
   set (0, "defaultfigurevisible", "off");
   set (0, "defaultaxesfontsize", 9);
@@ -19,7 +26,11 @@ function nbad = render_figures (outdir = "build/figures")
   if (! exist (outdir, "dir"))
     mkdir (outdir);
   endif
-  solvers = {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeRATTLie", "odeSPVI"};
+  if (isempty (solvers))
+    solvers = {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeRATTLie", "odeSPVI"};
+  elseif (ischar (solvers))
+    solvers = {solvers};
+  endif
   nbad = 0;  nfig = 0;
   warning ("off", "odepkg:inconsistentInitialData");
   for i = 1:numel (solvers)
@@ -30,7 +41,8 @@ function nbad = render_figures (outdir = "build/figures")
       t0 = tic ();
       try
         eval_demo (code(idx(k):idx(k+1)-1));
-        print (gcf (), name, "-dpng", "-S1000,520", "-F:9");
+        fit_axes_for_gnuplot (gcf ());
+        print (gcf (), name, "-dpng", "-S1000,520");
         [ok, why] = png_ok (name);
       catch err
         ok = false;  why = err.message;
@@ -47,6 +59,21 @@ function nbad = render_figures (outdir = "build/figures")
   endfor
   close all;
   printf ("figures: %d rendered, %d bad, in %s\n", nfig - nbad, nbad, outdir);
+endfunction
+
+## gnuplot lays out an axes whose outer position is given by its own margin
+## estimates, which leave no room for tick labels and axis labels (a lone
+## axes fills the whole page, log tick labels are cut at the left edge, a
+## y label falls onto the tick labels).  Pin each axes' inner box instead,
+## shrunk by a margin for the x label below and the title above.  (A "-F"
+## font option to print has the same effect on labels: gnuplot places them
+## for its default font.)
+function fit_axes_for_gnuplot (fig)
+  for ax = findobj (fig, "type", "axes", "-not", "tag", "legend").'
+    p = get (ax, "position");
+    set (ax, "positionconstraint", "innerposition",
+         "position", [p(1), p(2) + 0.035, p(3), p(4) - 0.07]);
+  endfor
 endfunction
 
 ## A demo's code runs in a function workspace of its own.
