@@ -19,6 +19,7 @@
 ## @end deftypefn
 
 function nbad = render_figures (outdir = "build/figures", solvers = {})
+  warning ("off", "Octave:gnuplot-graphics");   # its "discouraged" notice, once per run
   graphics_toolkit ("gnuplot");
   set (0, "defaultfigurevisible", "off");
   set (0, "defaultaxesfontsize", 9);
