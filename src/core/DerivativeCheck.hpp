@@ -111,9 +111,9 @@ class DerivativeCheck {
     if (r.passed()) return;
     char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "%s is not the derivative it should be: it differs from %s %s by %.3g (relative) along a "
-                  "random direction, where the differences are accurate to %.2g (a sign or a factor wrong?); "
-                  "option \"DerivativeCheck\", \"off\" skips this check",
+                  "%s does not match %s %s: relative discrepancy %.3g along a random direction, where the "
+                  "check is accurate to %.2g (a sign or a factor wrong?); option \"DerivativeCheck\", \"off\" "
+                  "skips this check",
                   what.c_str(), against.c_str(), where.c_str(), r.discrepancy, r.accuracy);
     throw InputError("derivativeCheck", buf);
   }
