@@ -73,6 +73,19 @@
 ## the round-off level of its evaluation, 4 eps |G| |q| (|G| |H_p|), so that
 ## it bounds the residuals of the returned points.
 ##
+## Given derivatives (@qcode{"ConstraintGradFcn"}, @qcode{"ConstraintHessFcn"},
+## @qcode{"HamiltonianHessFcn"}) are checked once before the first step
+## against Richardson-extrapolated central differences of the functions they
+## differentiate, along two random directions (four calls per direction,
+## whatever the dimension); a mismatch is the error
+## @code{odepkg:derivativeCheck} naming the function, the relative discrepancy
+## and the accuracy of the check.  @qcode{"DerivativeCheck"}, @qcode{"off"}
+## skips it.  Without @qcode{"ConstraintGradFcn"} the gradient is taken by
+## central differences (2d calls of g, error about 1e-10 relative);
+## @code{sol.stats.maxgraderror} is their estimated largest error, and
+## @code{maxhiddenresidual} then includes what |G(q) H_p| may be off by
+## through it (a bound on the residual with the exact gradient).
+##
 ## Time modes, as in odepkg:
 ## @itemize
 ## @item @var{tspan} = [t0 tf]: adaptive steps, the local error estimated by
@@ -241,7 +254,7 @@ endfunction
 %!error <ConstraintFcn and ConstraintsNb are required> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("TimeStepSize", 0.1))
 %!error <ConstraintFcn must return a real vector of ConstraintsNb elements> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) [1; 2], "ConstraintsNb", 1, "TimeStepSize", 0.1))
 %!error <ConstraintGradFcn must return a real m-by-d matrix> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) [2*q', 0], "ConstraintsNb", 1, "TimeStepSize", 0.1))
-%!warning <constraints cannot be satisfied> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], 0, [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) [0, 0], "ConstraintsNb", 1, "Explicit", "yes", "TimeStepSize", 0.1, "TimeStepNumber", 10));
+%!warning <constraints cannot be satisfied> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], 0, [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) [0, 0], "ConstraintsNb", 1, "Explicit", "yes", "TimeStepSize", 0.1, "TimeStepNumber", 10, "DerivativeCheck", "off"));
 %!error <ConstraintGradFcn must return a real m-by-d matrix .* 4x2> [t, y] = odeRATTLE (@(t, x) [x(5:8); 0; -1; 0; -1], 0, [0; -1; 0; -2; zeros(4, 1)], odepkgset ("ConstraintFcn", @(q) [q(1:2)'*q(1:2) - 1; (q(3:4) - q(1:2))'*(q(3:4) - q(1:2)) - 1], "ConstraintGradFcn", @(q) [2*q(1:2)', 0, 0; -2*(q(3:4) - q(1:2))', 2*(q(3:4) - q(1:2))']', "ConstraintsNb", 2, "TimeStepSize", 0.1, "TimeStepNumber", 2))
 %!error <TimeStepSize is too small for the time span> [t, y] = odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "TimeStepSize", 1e-20))
 %!error <option "ConstraintsNb" must be smaller than the dimension of q> odeRATTLE (@(t, x) x, [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q, "ConstraintsNb", 2))
@@ -481,3 +494,84 @@ endfunction
 %! fine = odeRATTLE (f, 0, sol.y(:, 1), sphere_opts ("TimeStepSize", 0.025, "TimeStepNumber", 80));
 %! err_steps = max (max (abs (sol.y - fine.y(:, 1:2:end))));     # the method's own error
 %! assert (max (max (abs (y - fine.y(:, 2:2:end).'))) < 3 * err_steps);
+
+%!shared pend_f, pend_o
+%! pend_f = @(t, x) [x(3:4); 0; -1];
+%! pend_o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "Explicit", "yes", ...
+%!                     "TimeStepSize", 0.01, "TimeStepNumber", 2000);
+%!test
+%! ## Issue 22: a gradient with a wrong sign or a missing factor 2 is an
+%! ## odepkg:derivativeCheck error naming ConstraintGradFcn (was: a Newton
+%! ## failure at t = 0 and a one-row result); with the check off it runs.
+%! for G = {@(q) -2*q', @(q) q'}
+%!   try
+%!     odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "ConstraintGradFcn", G{1}));
+%!     error ("no error raised");
+%!   catch err
+%!     assert (err.identifier, "odepkg:derivativeCheck");
+%!     assert (! isempty (strfind (err.message, "ConstraintGradFcn")));
+%!     assert (! isempty (regexp (err.message, "accurate to [0-9.e-]+")));
+%!   end_try_catch
+%! endfor
+%! ## two constraints (a point on a circle in the plane z = 0), the second
+%! ## row's sign flipped
+%! g2 = @(q) [q'*q - 1; q(3)];
+%! o2 = odepkgset (pend_o, "ConstraintFcn", g2, "ConstraintsNb", 2, "TimeStepNumber", 10, ...
+%!                 "ConstraintGradFcn", @(q) [2*q'; 0 0 -1]);
+%! f3 = @(t, x) [x(4:6); 0; -1; 0];
+%! fail ("odeRATTLE (f3, 0, [1; 0; 0; 0; 1; 0], o2)", "ConstraintGradFcn does not match");
+%! [t, y] = odeRATTLE (f3, 0, [1; 0; 0; 0; 1; 0], odepkgset (o2, "ConstraintGradFcn", @(q) [2*q'; 0 0 1]));
+%! assert (rows (y), 11);
+%! ## the first step's Newton failure says what was (not) checked
+%! warning ("error", "odepkg:integrationFailed", "local");
+%! try
+%!   odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "ConstraintGradFcn", @(q) [-2*q(1), 2*q(2)], ...
+%!                                                  "DerivativeCheck", "off", "TimeStepNumber", 5));
+%!   error ("no failure");
+%! catch err
+%!   assert (err.identifier, "odepkg:integrationFailed");
+%!   assert (! isempty (strfind (err.message, "\"DerivativeCheck\" is off, so a wrong ConstraintGradFcn")));
+%!   assert (! isempty (strfind (err.message, "a step too large")));
+%! end_try_catch
+%!error <ConstraintHessFcn does not match> odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "Explicit", "no", "ConstraintGradFcn", @(q) 2*q', "ConstraintHessFcn", @(q) eye (2), "TimeStepNumber", 2))
+%!error <HamiltonianHessFcn does not match> odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "Explicit", "no", "ConstraintGradFcn", @(q) 2*q', "HamiltonianHessFcn", @(t, x) -eye (4), "TimeStepNumber", 2))
+%!error <"DerivativeCheck" is not used by odeVV> odeVV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("DerivativeCheck", "off"))
+%!test
+%! ## Issue 22: without ConstraintGradFcn, exactly consistent data are not
+%! ## called inconsistent, and the reported hidden residual bounds the true
+%! ## max |G(q) H_p| = |2 q . p| on the output (was 6.5e-8 true against 3.6e-15
+%! ## reported, with forward differences).
+%! lastwarn ("");
+%! sol = odeRATTLE (pend_f, [0 20], [1; 0; 0; 1], odepkgset (pend_o, "TimeStepNumber", []));
+%! [~, id] = lastwarn ();
+%! assert (! strcmp (id, "odepkg:inconsistentInitialData"));
+%! y = sol.y.';
+%! hid = max (abs (2 * sum (y(:, 1:2) .* y(:, 3:4), 2)));
+%! assert (hid < 1e-9);
+%! assert (sol.stats.maxhiddenresidual >= hid);
+%! assert (sol.stats.maxhiddenresidual < 1e-8);
+%! assert (sol.stats.maxgraderror > 0 && sol.stats.maxgraderror < 1e-9);
+%! ## with the exact gradient the residual is at round-off, maxgraderror 0
+%! sol = odeRATTLE (pend_f, [0 20], [1; 0; 0; 1], odepkgset (pend_o, "TimeStepNumber", [], "ConstraintGradFcn", @(q) 2*q'));
+%! assert (sol.stats.maxgraderror, 0);
+%! assert (sol.stats.maxhiddenresidual < 1e-13);
+%!test
+%! ## Issue 22: a double pendulum (two unit rods) without gradients: the true
+%! ## hidden residual, from the exact gradient, is bounded by the reported one
+%! ## and is near 1e-10 (was 9.9e-8 true against 8.5e-15 reported).
+%! g = @(q) [q(1:2)'*q(1:2) - 1; (q(3:4) - q(1:2))'*(q(3:4) - q(1:2)) - 1];
+%! G = @(q) [2*q(1:2)', 0, 0; -2*(q(3:4) - q(1:2))', 2*(q(3:4) - q(1:2))'];
+%! f = @(t, x) [x(5:8); 0; -1; 0; -1];
+%! o = odepkgset ("ConstraintFcn", g, "ConstraintsNb", 2, "Explicit", "yes", "TimeStepSize", 0.005, ...
+%!                "TimeStepNumber", 1000);
+%! lastwarn ("");
+%! [t, y] = odeRATTLE (f, 0, [1; 0; 2; 0; 0; 1; 0; 2], o);
+%! [~, id] = lastwarn ();
+%! assert (! strcmp (id, "odepkg:inconsistentInitialData"));
+%! sol = odeRATTLE (f, [0 5], [1; 0; 2; 0; 0; 1; 0; 2], odepkgset (o, "TimeStepNumber", []));
+%! hid = 0;
+%! for k = 1:columns (sol.y)
+%!   hid = max (hid, max (abs (G (sol.y(1:4, k)) * sol.y(5:8, k))));
+%! endfor
+%! assert (hid < 2e-9);
+%! assert (sol.stats.maxhiddenresidual >= hid && sol.stats.maxhiddenresidual < 2e-8);

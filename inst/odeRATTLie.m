@@ -695,3 +695,46 @@ endfunction
 %!warning <Refine failed>
 %! o = odepkgset ("LieGroup", "SO3", "MassMatrix", diag ([1 2 3]), "TimeStepSize", 0.5, "Refine", 2);
 %! s = odeRATTLie (@(t, y) zeros (3, 1), [0 1], [reshape(eye (3), 9, 1); 0; 0; 12], o);
+
+%!test
+%! ## Issue 22: a user group whose tangent has the other sign convention
+%! ## (T(-w)) or whose ad has the wrong sign is refused before the first step
+%! ## (odepkg:derivativeCheck naming the field); it used to run silently and
+%! ## end off by 1.58.  With DerivativeCheck off it still runs, off by O(1).
+%! hat = @(w) [0 -w(3) w(2); w(3) 0 -w(1); -w(2) w(1) 0];
+%! Tfun = @(w) eye (3) - (1 - cos (norm (w))) / max (norm (w), eps)^2 * hat (w) ...
+%!             + (norm (w) - sin (norm (w))) / max (norm (w), eps)^3 * hat (w)^2;
+%! G = struct ("dim", 3, "compose_exp", @(q, w) reshape (reshape (q, 3, 3) * expm (hat (w)), 9, 1), ...
+%!             "tangent", Tfun, "ad", hat);
+%! J = diag ([1 2 3]);  y0 = [reshape(eye (3), 9, 1); 1; 0.1; 0.5];
+%! o = odepkgset ("MassMatrix", J, "TimeStepSize", 0.05, "TimeStepNumber", 40);
+%! wrong = {setfield(G, "tangent", @(w) Tfun (-w)), "LieGroup.tangent";
+%!          setfield(G, "ad", @(w) -hat (w)), "LieGroup.ad";
+%!          setfield(G, "tangent_inv_transpose", @(w) inv (Tfun (w))), "LieGroup.tangent_inv_transpose"};
+%! for k = 1:rows (wrong)
+%!   try
+%!     odeRATTLie (@(t, y) zeros (3, 1), 0, y0, odepkgset (o, "LieGroup", wrong{k, 1}));
+%!     error ("no error raised");
+%!   catch err
+%!     assert (err.identifier, "odepkg:derivativeCheck");
+%!     assert (! isempty (strfind (err.message, wrong{k, 2})));
+%!   end_try_catch
+%! endfor
+%! [~, ya] = odeRATTLie (@(t, y) zeros (3, 1), 0, y0, odepkgset (o, "LieGroup", "SO3"));
+%! [~, yb] = odeRATTLie (@(t, y) zeros (3, 1), 0, y0, odepkgset (o, "LieGroup", wrong{1, 1}, "DerivativeCheck", "off"));
+%! assert (max (abs (ya(:) - yb(:))) > 0.1);
+%! ## the right T^-T and d/dw [T^-T x] pass
+%! Tit = @(w) inv (Tfun (w))';
+%! dTit = @(w, x) cell2mat (arrayfun (@(j) (Tit (w + 1e-5 * (1:3 == j)') - Tit (w - 1e-5 * (1:3 == j)')) * x / 2e-5, 1:3, "UniformOutput", false));
+%! [~, yc] = odeRATTLie (@(t, y) zeros (3, 1), 0, y0, odepkgset (o, "LieGroup", setfield (setfield (G, "tangent_inv_transpose", Tit), "d_tangent_inv_transpose", dTit)));
+%! assert (max (abs (ya(:) - yc(:))) < 1e-10);
+%! fail ("odeRATTLie (@(t, y) zeros (3, 1), 0, y0, odepkgset (o, 'LieGroup', setfield (G, 'd_tangent_inv_transpose', @(w, x) -dTit (w, x))))", "LieGroup.d_tangent_inv_transpose");
+%!test
+%! ## Issue 22: odeRATTLie's B (ConstraintGradFcn) with a wrong sign is an
+%! ## odepkg:derivativeCheck error; the right one runs.
+%! o = odepkgset ("LieGroup", "Rn", "ConstraintFcn", @(q) (q'*q - 1) / 2, "ConstraintsNb", 1, ...
+%!                "TimeStepSize", 0.01, "TimeStepNumber", 10);
+%! y0 = [1; 0; 0; 1];
+%! [t, y] = odeRATTLie (@(t, y) [0; 1], 0, y0, odepkgset (o, "ConstraintGradFcn", @(q) q'));
+%! assert (rows (y), 11);
+%! fail ("odeRATTLie (@(t, y) [0; 1], 0, y0, odepkgset (o, 'ConstraintGradFcn', @(q) -q'))", "ConstraintGradFcn does not match");

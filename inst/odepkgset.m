@@ -28,6 +28,12 @@
 ## @item @qcode{"NewtonTol"}, @qcode{"MaxNewtonIterations"}
 ## Tolerance on the scaled Newton correction (default 1e-12) and the iteration
 ## budget per solve (default 30).
+## @item @qcode{"DerivativeCheck"}
+## @qcode{"on"} (default): the derivatives you give (HamiltonianHessFcn,
+## ConstraintGradFcn, ConstraintHessFcn, a LieGroup struct) are checked once
+## before the first step against differences along random directions (a few
+## calls whatever the dimension); a mismatch is the error
+## @code{odepkg:derivativeCheck}.  @qcode{"off"} skips the check.
 ## @item @qcode{"ConstraintFcn"}, @qcode{"ConstraintGradFcn"}, @qcode{"ConstraintHessFcn"}, @qcode{"ConstraintsNb"}
 ## Holonomic constraints g(q) = 0 (m-by-1), their gradient (m-by-d) and
 ## Hessians (d-by-d-by-m), and m (odeRATTLE, odeSHAKE).

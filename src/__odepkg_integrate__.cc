@@ -4,6 +4,7 @@
 #include "binding/Conversions.h"
 #include "binding/ErrorGuard.h"
 #include "binding/EventCallback.h"
+#include "binding/FirstStepAdvice.h"
 #include "binding/OctaveCallbacks.h"
 #include "binding/NodeOutput.h"
 #include "binding/OutputCollector.h"
@@ -21,7 +22,8 @@ using namespace odepkg::binding;
 
 // g(q0) = 0 and G(q0) H_p(q0, p0) = 0 must hold: else project onto the
 // manifold with a warning, or raise an error when InitialProjection = "error".
-static void
+// Returns true when x0 was projected.
+static bool
 check_initial_data (HamiltonianProblem& problem, double t0, Vec& x0,
                     const Settings& s, const char* who)
 {
@@ -31,8 +33,10 @@ check_initial_data (HamiltonianProblem& problem, double t0, Vec& x0,
   if (! pr.finite)
     error_with_id ("odepkg:nonFiniteFcn",
                    "%s: a constraint or ODE function returned a non-finite value at the initial data", who);
-  if (pr.g_before <= tol && pr.hidden_before <= tol)
-    return;
+  // G(q0) H_p from a differenced G is known only to its accuracy: exact
+  // data are not called inconsistent for the error of the differences.
+  if (pr.g_before <= tol && pr.hidden_before <= tol + pr.hidden_accuracy)
+    return false;
   if (s.initial_projection_error)
     error_with_id ("odepkg:inconsistentInitialData",
                    "%s: the initial data violate the constraints: |g(q0)| = %g, |G(q0) H_p(q0, p0)| = %g",
@@ -46,6 +50,7 @@ check_initial_data (HamiltonianProblem& problem, double t0, Vec& x0,
                    "projected onto the constraint manifold (now %g, %g)",
                    who, pr.g_before, pr.hidden_before, pr.g_after, pr.hidden_after);
   x0 = x;
+  return true;
 }
 
 static void
@@ -108,8 +113,17 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     HamiltonianProblem& problem = op.problem ();
     std::unique_ptr<Stepper> stepper = make_stepper (method, op, s);
 
+    // The user's derivatives against differences, once (odepkg:derivativeCheck).
+    if (s.derivative_check)
+      {
+        problem.check_derivatives (times(0), x0);
+        if (auto* gr = dynamic_cast<GeometricRattle*> (stepper.get ()))
+          gr->constraints ().check_derivatives (x0);
+      }
+
+    bool projected = false;
     if (problem.constraints () > 0)
-      check_initial_data (problem, times(0), x0, s, who);
+      projected = check_initial_data (problem, times(0), x0, s, who);
     check_phase_space_data (*stepper, times(0), x0, s, who, true);
 
     // f(t0, y0) once: checks size and finiteness, and seeds the force cache.
@@ -169,7 +183,9 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     r(1) = out.states ();
     r(2) = stats_struct (problem.stats ());
     r(3) = res.outcome != IntegrationResult::Outcome::Failed;
-    r(4) = res.message;
+    r(4) = res.outcome == IntegrationResult::Outcome::Failed
+           ? first_step_advice (res.message, problem.stats (), s, given_derivatives (s), projected)
+           : res.message;
     if (events)
       {
         OctaveEvents::outputs (events->events (), r(5), r(6), r(7), n);

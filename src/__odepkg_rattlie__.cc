@@ -5,12 +5,14 @@
 #include "binding/Conversions.h"
 #include "binding/ErrorGuard.h"
 #include "binding/EventCallback.h"
+#include "binding/FirstStepAdvice.h"
 #include "binding/LieDenseOutput.h"
 #include "binding/LieProblem.h"
 #include "binding/OutputCollector.h"
 #include "binding/OutputGuard.h"
 #include "binding/Settings.h"
 #include "Integrator.hpp"
+#include "lie/LieGroupCheck.hpp"
 #include "lie/LieInitialData.hpp"
 #include "lie/RattLie.hpp"
 
@@ -171,6 +173,16 @@ on the group, projected onto the constraints (deval, Refine).\n\
     s.fns.f = args(0);
     OctaveLieProblem op (std::move (group), mass, s.fns, extra, who);
     lie::LieGroupProblem& lp = op.problem ();
+    // The user's group and B against differences, once (odepkg:derivativeCheck).
+    const bool user_group = dynamic_cast<const UserLieGroup*> (&lp.group ()) != nullptr;
+    bool projected = false;
+    if (s.derivative_check)
+      {
+        if (const auto* ug = dynamic_cast<const UserLieGroup*> (&lp.group ()))
+          lie::check_lie_group (*ug, y0.head (nq),
+                                {ug->has_tangent_inv_transpose (), ug->has_d_tangent_inv_transpose ()});
+        lp.check_derivatives (y0.head (nq));
+      }
 
     if (lp.constraints () > 0)
       {
@@ -196,6 +208,7 @@ on the group, projected onto the constraints (deval, Refine).\n\
                              "projected onto them (now %g, %g)", who, pr.phi_before, pr.hidden_before,
                              pr.phi_after, pr.hidden_after);
             y0 = y;
+            projected = true;
           }
       }
 
@@ -241,7 +254,9 @@ on the group, projected onto the constraints (deval, Refine).\n\
     rv(1) = out.states ();
     rv(2) = st;
     rv(3) = res.outcome != IntegrationResult::Outcome::Failed;
-    rv(4) = res.message;
+    rv(4) = res.outcome == IntegrationResult::Outcome::Failed
+            ? first_step_advice (res.message, lp.stats (), s, given_derivatives (s, user_group), projected)
+            : res.message;
     rv(5) = want_lambda && lp.constraints () > 0 ? lambda.matrix () : octave_value (Matrix (0, 0));
     if (events)
       {

@@ -64,6 +64,8 @@ function T = build ()
       "the 2d-by-2d Hessian of H in (q, p) order for Newton's Jacobian (differences otherwise)";
     "NewtonTol", "positive", [], newton, "tolerance on the scaled Newton correction (default 1e-12)";
     "MaxNewtonIterations", "count", 30, newton, "Newton iterations per solve";
+    "DerivativeCheck", "onoff", "on", newton, ...
+      "check the given derivatives (Hessians, ConstraintGradFcn, a LieGroup struct) against differences before the first step";
     "ConstraintFcn", "handle", [], constrained, "the constraints g = 0 (m-by-1)";
     "ConstraintGradFcn", "handle", [], constrained, "their gradient (m-by-d; \"qp\": m-by-2d)";
     "ConstraintHessFcn", "handle", [], shake_rattle, "their Hessians (d-by-d-by-m; \"qp\": 2d-by-2d-by-m)";

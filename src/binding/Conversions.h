@@ -63,6 +63,7 @@ inline octave_scalar_map stats_struct(const Stats& s) {
   m.assign("nrankdeficient", static_cast<double>(s.rank_deficient));
   m.assign("maxconstrresidual", s.max_constraint_residual);
   m.assign("maxhiddenresidual", s.max_hidden_residual);
+  m.assign("maxgraderror", s.max_grad_error);
   return m;
 }
 

@@ -61,6 +61,8 @@ class UserLieGroup final : public lie::LieGroup {
   }
 
   std::string name() const override { return name_; }
+  bool has_tangent_inv_transpose() const { return static_cast<bool>(Tit_); }
+  bool has_d_tangent_inv_transpose() const { return static_cast<bool>(dTit_); }
   int coord_size() const override { return nq_; }
   int dim() const override { return n_; }
   void identity(VecRef) const override {

@@ -35,6 +35,9 @@ struct Settings {
   Mat nodes, weights, legendre, derivatives, extremes;
   bool node_output = false;  ///< SPVI: also output the states at the Gauss nodes
   bool initial_projection_error = false;  ///< InitialProjection = "error"
+  /// DerivativeCheck (default on): the user's derivatives are checked
+  /// against differences once before the first step (DerivativeCheck.hpp).
+  bool derivative_check = true;
   std::string base_method;  ///< BaseMethod of geometric SHAKE/RATTLE; empty: the default
   octave_value output_fcn;
   octave_value events;  ///< odeset's Events function (empty: none)
@@ -147,6 +150,7 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   OptionReader r(opts, who);
   Settings s;
   s.explicit_scheme = r.flag("Explicit", false);
+  s.derivative_check = r.flag("DerivativeCheck", true);
   s.fns.hessian = r.function("HamiltonianHessFcn");
   s.fns.g = r.function("ConstraintFcn");
   s.fns.G = r.function("ConstraintGradFcn");

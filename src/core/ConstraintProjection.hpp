@@ -108,6 +108,9 @@ struct ProjectionResult {
   double hidden_before = 0.0;   ///< ||G(q) H_p(q, p)||_inf before
   double g_after = 0.0;         ///< ... after
   double hidden_after = 0.0;
+  /// What hidden_before may be off by through a differenced G (0 with
+  /// ConstraintGradFcn): a bound on |(G_fd - G) H_p|.
+  double hidden_accuracy = 0.0;
   int iterations = 0;           ///< Gauss-Newton + Newton iterations used
   bool converged = false;       ///< both residuals <= tol
   bool rank_deficient = false;  ///< a rank-deficient G G^T or G H_pp G^T was met
@@ -141,6 +144,7 @@ inline ProjectionResult project_onto_manifold(HamiltonianProblem& problem, doubl
   hid.noalias() = G * f.head(d);
   res.g_before = res.g_after = gv.lpNorm<Eigen::Infinity>();
   res.hidden_before = hid.lpNorm<Eigen::Infinity>();
+  res.hidden_accuracy = problem.constraint_grad_error(f.head(d));
   // Positions: Gauss-Newton q <- q - G^T (G G^T)^+ g.
   bool moved = false;
   while (res.g_after > tol && res.iterations < max_iterations) {

@@ -8,6 +8,7 @@
 #ifndef ODEPKG_HAMILTONIAN_PROBLEM_HPP
 #define ODEPKG_HAMILTONIAN_PROBLEM_HPP
 
+#include "DerivativeCheck.hpp"
 #include "Interrupt.hpp"
 #include "Stats.hpp"
 #include "Types.hpp"
@@ -54,6 +55,7 @@ class HamiltonianProblem {
     g_base_.resize(m);
     g_pert_.resize(m);
     q_pert_.resize(d_);
+    grad_err_ = Vec::Zero(d_);
   }
 
   int dim() const { return d_; }               ///< d, the dimension of q
@@ -149,23 +151,122 @@ class HamiltonianProblem {
     return g.allFinite();
   }
 
-  /// G(q) = dg/dq (m x d): analytic, or forward differences of g (d calls).
+  /// G(q) = dg/dq (m x d): analytic, or central differences of g (2d
+  /// calls), step eps^(1/3) max(1, |q_j|) per column: error O(eps^(2/3)),
+  /// about 1e-10 relative, where forward differences give 1e-8.  The
+  /// estimated error of each column is kept (constraint_grad_error).
   bool constraint_grad(const ConstVecRef& q, MatRef G) {
     if (G_) {
       ++stats_.constraint_grad_evals;
       G_(q, G);
       return G.allFinite();
     }
-    if (!constraint(q, g_base_)) return false;
+    const double eps = std::numeric_limits<double>::epsilon();
     for (int j = 0; j < d_; ++j) {
-      const double delta = fd_step(q(j));
+      const double delta = DerivativeCheck::step(std::abs(q(j)));
       q_pert_ = q;
-      q_pert_(j) += delta;
+      q_pert_(j) = q(j) + delta;
+      const double up = q_pert_(j);
       if (!constraint(q_pert_, g_pert_)) return false;
-      G.col(j) = (g_pert_ - g_base_) / delta;
+      q_pert_(j) = q(j) - delta;
+      const double span = up - q_pert_(j);  // the step actually taken
+      if (!constraint(q_pert_, g_base_)) return false;
+      G.col(j) = (g_pert_ - g_base_) / span;
+      grad_err_(j) =
+          eps * std::max(g_pert_.lpNorm<Eigen::Infinity>(), g_base_.lpNorm<Eigen::Infinity>()) / span;
     }
+    const double Gmax = G.cwiseAbs().maxCoeff();
+    for (int j = 0; j < d_; ++j) grad_err_(j) += central_difference_error(std::abs(q(j)), Gmax);
     ++stats_.fd_jacobians;
+    stats_.max_grad_error = std::max(stats_.max_grad_error, grad_err_.maxCoeff());
     return G.allFinite();
+  }
+
+  /// Estimated error of a central quotient with step h = eps^(1/3) L,
+  /// L = max(1, |x_j|), beyond the round-off of the function values: the
+  /// truncation h^2 |g'''| / 6 for third derivatives up to 10 |G|_max (g
+  /// varying on a unit length scale in q, with a safety factor), and the
+  /// round-off of g's internal magnitudes, eps L |G|_max / h:
+  /// eps^(2/3) |G|_max (1 + 1.7 L^2).
+  static double central_difference_error(double xj, double Gmax) {
+    const double L = std::max(1.0, xj);
+    return DerivativeCheck::floor_accuracy() * Gmax * (1.0 + 10.0 / 6.0 * L * L);
+  }
+
+  /// Bound on |(G_fd(q) - G(q)) w|_inf for the last differenced gradient:
+  /// sum_j err_j |w_j|; 0 when ConstraintGradFcn is given.
+  double constraint_grad_error(const ConstVecRef& w) const {
+    if (G_ || grad_err_.size() != w.size()) return 0.0;
+    return grad_err_.dot(w.cwiseAbs());
+  }
+
+  /// Checks the user's derivatives at (t, x) against differences of the
+  /// functions they differentiate (DerivativeCheck), along kDirections
+  /// random directions: HamiltonianHessFcn against f (4 calls of f per
+  /// direction, one Hessian), ConstraintGradFcn against ConstraintFcn
+  /// (4 calls of g per direction, one G), ConstraintHessFcn against
+  /// ConstraintGradFcn (4 calls of G per direction, one Hessian; only when
+  /// the gradient is given).  Throws InputError "derivativeCheck".
+  void check_derivatives(double t, const ConstVecRef& x) {
+    DerivativeCheck check;
+    const int n = 2 * d_;
+    if (hessian_ && n_ == n) {
+      Mat hess(n, n);
+      if (!hamiltonian_hessian(t, x, hess))
+        throw InputError("nonFiniteFcn", "HamiltonianHessFcn returned a non-finite value at the initial data");
+      Vec v(n), Jv(n), xs(n);
+      for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
+        check.random_direction(v);
+        // df/dx = [Hess(p-rows, :); -Hess(q-rows, :)]
+        Jv.head(d_).noalias() = hess.bottomRows(d_) * v;
+        Jv.tail(d_).noalias() = -hess.topRows(d_) * v;
+        auto curve = [&](double s, VecRef out) {
+          xs = x + s * v;
+          return field(t, xs, out);
+        };
+        DerivativeCheck::require(
+            DerivativeCheck::compare(curve, DerivativeCheck::step(x.lpNorm<Eigen::Infinity>()), Jv, hess.norm()),
+            "HamiltonianHessFcn", "differences of the ODE function F = [dH/dp; -dH/dq]");
+      }
+    }
+    if (m_ == 0 || !G_) return;
+    const auto q = x.head(d_);
+    const double h = DerivativeCheck::step(q.lpNorm<Eigen::Infinity>());
+    Mat G(m_, d_);
+    if (!constraint_grad(q, G))
+      throw InputError("nonFiniteFcn", "ConstraintGradFcn returned a non-finite value at the initial data");
+    Vec v(d_), qs(d_), Gv(m_);
+    for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
+      check.random_direction(v);
+      Gv.noalias() = G * v;
+      auto curve = [&](double s, VecRef out) {
+        qs = q + s * v;
+        return constraint(qs, out);
+      };
+      DerivativeCheck::require(DerivativeCheck::compare(curve, h, Gv, G.norm()), "ConstraintGradFcn",
+                               "differences of ConstraintFcn");
+    }
+    if (!GH_) return;
+    Mat H(d_, d_ * m_), Gs(m_, d_);
+    if (!constraint_hess(q, H))
+      throw InputError("nonFiniteFcn", "ConstraintHessFcn returned a non-finite value at the initial data");
+    Vec HvT(m_ * d_), Hv(d_);
+    for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
+      check.random_direction(v);
+      // dG/ds along v, column-major m x d: row i is (H_i v)^T
+      for (int i = 0; i < m_; ++i) {
+        Hv.noalias() = H.middleCols(i * d_, d_) * v;
+        for (int j = 0; j < d_; ++j) HvT(j * m_ + i) = Hv(j);
+      }
+      auto curve = [&](double s, VecRef out) {
+        qs = q + s * v;
+        if (!constraint_grad(qs, Gs)) return false;
+        out = Eigen::Map<const Vec>(Gs.data(), m_ * d_);
+        return true;
+      };
+      DerivativeCheck::require(DerivativeCheck::compare(curve, h, HvT, H.norm()), "ConstraintHessFcn",
+                               "differences of ConstraintGradFcn");
+    }
   }
 
   /// Constraint Hessians as a d x (d m) matrix [H_1 ... H_m], H_k = d^2 g_k/dq^2.
@@ -175,7 +276,8 @@ class HamiltonianProblem {
     return H.allFinite();
   }
 
-  /// Forward-difference increment: sqrt(eps) relative, at least sqrt(eps).
+  /// Forward-difference increment: sqrt(eps) relative, at least sqrt(eps)
+  /// (Newton matrices: their error changes the contraction, not the solution).
   static double fd_step(double xj) {
     return std::sqrt(std::numeric_limits<double>::epsilon()) * std::max(1.0, std::abs(xj));
   }
@@ -191,6 +293,7 @@ class HamiltonianProblem {
   ConstraintHess GH_;
   Stats stats_;
   Vec x_pert_, f_base_, f_pert_, g_base_, g_pert_, q_pert_;
+  Vec grad_err_;  ///< estimated error of each column of the last differenced G
   Mat hess_;
 };
 

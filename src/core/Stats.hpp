@@ -24,6 +24,10 @@ struct Stats {
   long rank_deficient = 0;     ///< rank-deficient multiplier systems met
   double max_constraint_residual = 0.0;  ///< max |g(q)| over the output
   double max_hidden_residual = 0.0;      ///< max |G(q) H_p| (|{g, H}| for g(q, p)) over the output
+  /// Largest estimated error of an entry of a constraint gradient taken by
+  /// differences (0 with ConstraintGradFcn): the accuracy of G, and so of
+  /// what the method makes of G(q) H_p = 0.
+  double max_grad_error = 0.0;
 
   long user_calls() const {
     return field_evals + hessian_evals + constraint_evals +

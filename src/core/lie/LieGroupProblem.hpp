@@ -111,6 +111,31 @@ class LieGroupProblem {
     return B.allFinite();
   }
 
+  /// The user's B (ConstraintGradFcn) at q against central differences of
+  /// Φ along the group, d/ds Φ(q∘exp(s ṽ)) = B(q) v, along random v
+  /// (DerivativeCheck: 4 calls of Φ per direction, one B); throws
+  /// InputError "derivativeCheck".
+  void check_derivatives(const ConstVecRef& q) {
+    if (m_ == 0 || !B_) return;
+    DerivativeCheck check;
+    Mat B(m_, n_);
+    if (!constraint_grad(q, B))
+      throw InputError("nonFiniteFcn", "ConstraintGradFcn returned a non-finite value at the initial data");
+    Vec v(n_), w(n_), qs(nq_), Bv(m_);
+    for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
+      check.random_direction(v);
+      Bv.noalias() = B * v;
+      auto curve = [&](double s, VecRef out) {
+        w = s * v;
+        group_->compose_exp(q, w, qs);
+        return constraint(qs, out);
+      };
+      DerivativeCheck::require(DerivativeCheck::compare(curve, DerivativeCheck::step(0.0), Bv, B.norm()),
+                               "ConstraintGradFcn", "differences of ConstraintFcn along the group (B(q) v = d/ds "
+                               "Phi(q o exp(s v)))");
+    }
+  }
+
   /// The inertial term ad(v)ᵀ M v.
   void inertial(const ConstVecRef& v, VecRef out) {
     group_->ad(v, A_);
