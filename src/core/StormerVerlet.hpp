@@ -46,22 +46,6 @@ class StormerVerlet final : public Stepper {
   const char* name() const override { return "stormer_verlet"; }
   int order() const override { return 2; }
   bool symmetric() const override { return true; }
-  /// Implicit scheme: the increments p_{n+1/2} - p_n, q_{n+1} - q_n and h.
-  int guess_size() const override { return explicit_ ? 0 : 2 * problem_.dim() + 1; }
-  void save_guess(VecRef g) const override {
-    if (explicit_) return;
-    const int d = problem_.dim();
-    g.head(d) = dp_;
-    g.segment(d, d) = dq_;
-    g(2 * d) = h_prev_;
-  }
-  void load_guess(const ConstVecRef& g) override {
-    if (explicit_) return;
-    const int d = problem_.dim();
-    dp_ = g.head(d);
-    dq_ = g.segment(d, d);
-    h_prev_ = g(2 * d);
-  }
   void reset() override {
     stage_p_.reset();
     stage_q_.reset();
