@@ -30,6 +30,15 @@
 ## then runs on the m position multipliers only and the velocity multipliers
 ## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).
 ##
+## Higher orders: @qcode{"Order"}, 4, 6, 8 or 10 (or @qcode{"Composition"}, a
+## table name, see @code{odeSV}) composes s RATTLE substeps of sizes g_1 h,
+## @dots{}, g_s h (Hairer, Lubich, Wanner, Sects. II.4 and V.3): RATTLE is
+## symmetric, so the composition is of that order, symplectic, symmetric, and
+## every substep ends on the constraint manifold (g and G H_p at round-off).
+## Separable and general paths alike (Newton to round-off, NewtonTol 1e-14
+## unless given); not yet for @qcode{"ConstraintVariables"}, @qcode{"qp"} or
+## a @qcode{"BaseMethod"}.
+##
 ## @strong{Constraints on positions and momenta} (seed 002, McLachlan, Modin,
 ## Verdier, Wilkins): with @qcode{"ConstraintVariables"}, @qcode{"qp"} every
 ## constraint function takes the whole state y = [q; p]: g(y) (m-by-1),
@@ -472,3 +481,43 @@ endfunction
 %! fine = odeRATTLE (f, 0, sol.y(:, 1), sphere_opts ("TimeStepSize", 0.025, "TimeStepNumber", 80));
 %! err_steps = max (max (abs (sol.y - fine.y(:, 1:2:end))));     # the method's own error
 %! assert (max (max (abs (y - fine.y(:, 2:2:end).'))) < 3 * err_steps);
+
+## Composition methods ("Order", "Composition"): Hairer, Lubich, Wanner, V.3
+%!function y = pendulum_reference (T)
+%!  ## the angle ODE th'' = -sin th, by odeSV of order 8 at h = T/2000
+%!  o = odepkgset ("TimeStepSize", T/2000, "TimeStepNumber", 2000, "Explicit", "yes", "Order", 8);
+%!  [~, a] = odeSV (@(t, x) [x(2); -sin(x(1))], 0, [1.2; 0.3], o);
+%!  th = a(end,1);  w = a(end,2);
+%!  y = [sin(th); -cos(th); w*cos(th); w*sin(th)];
+%!endfunction
+%!test
+%! ## fitted orders 4, 6, 8 on the Cartesian pendulum, separable and general
+%! ## paths; constraints g and G H_p at round-off
+%! T = 5;  ref = pendulum_reference (T);
+%! y0 = [sin(1.2); -cos(1.2); 0.3*cos(1.2); 0.3*sin(1.2)];
+%! for explicit = {"yes", "no"}
+%!   for p = [4 6 8]
+%!     Ns = [25 35 50];  err = zeros (size (Ns));
+%!     for k = 1:numel (Ns)
+%!       o = pendulum_opts ("Explicit", explicit{1}, "TimeStepSize", T/Ns(k), "TimeStepNumber", Ns(k), "Order", p);
+%!       sol = odeRATTLE (@pendulum, 0, y0, o);
+%!       err(k) = norm (sol.y(:,end) - ref, Inf);
+%!       assert (max (abs (sum (sol.y(1:2,:).^2, 1) - 1)) < 1e-14);
+%!       assert (max (abs (sum (sol.y(1:2,:) .* sol.y(3:4,:), 1))) < 1e-14);
+%!     endfor
+%!     c = polyfit (log (T ./ Ns), log (err), 1);
+%!     assert (c(1), p, 0.4);
+%!   endfor
+%! endfor
+%!test
+%! ## order 6: energy bounded without drift over 2000 time units
+%! y0 = [sin(1.2); -cos(1.2); 0.3*cos(1.2); 0.3*sin(1.2)];
+%! o = pendulum_opts ("Explicit", "yes", "TimeStepSize", 0.1, "TimeStepNumber", 20000, "Order", 6);
+%! [t, y] = odeRATTLE (@pendulum, 0, y0, o);
+%! dE = abs (pendulum_energy (y) - pendulum_energy (y0'));
+%! assert (max (dE) < 1e-8);
+%! assert (max (dE(end-1000:end)) < 2 * max (dE(1:1001)) + 1e-14);
+%! assert (max (abs (sum (y(:,1:2).^2, 2) - 1)) < 1e-14);
+%!error <option "Order" is not used by odeSHAKE> odeSHAKE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("Order", 4))
+%!error <not yet available for geometric RATTLE> odeRATTLE (@(t, y) [y(3:4); -y(1:2)], [0 1], [1; 0; 0; 0] / 1, odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y'*y - 1, "ConstraintsNb", 1, "TimeStepSize", 0.1, "Order", 4))
+%!error <not yet available for geometric RATTLE> odeRATTLE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("BaseMethod", "midpoint", "TimeStepSize", 0.1, "Order", 4))

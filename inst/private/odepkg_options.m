@@ -37,6 +37,11 @@ function o = odepkg_options (solver, opts, n)
     endswitch
   endfor
 
+  if (! isempty (o.Order) && ! (isnumeric (o.Order) && isreal (o.Order) && isscalar (o.Order)
+                                && any (o.Order == [2, 4, 6, 8, 10])))
+    bad (solver, "Order", "2, 4, 6, 8 or 10 (the order of the recommended composition method)");
+  endif
+
   if (o.RelTol < 100 * eps)
     ## As MATLAB's solvers: below this the step-doubling estimate is round-off
     ## and the steps would creep (an error of exactly 0 is "accepted").
