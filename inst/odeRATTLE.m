@@ -36,8 +36,9 @@
 ## symmetric, so the composition is of that order, symplectic, symmetric, and
 ## every substep ends on the constraint manifold (g and G H_p at round-off).
 ## Separable and general paths alike (Newton to round-off, NewtonTol 1e-14
-## unless given); not yet for @qcode{"ConstraintVariables"}, @qcode{"qp"} or
-## a @qcode{"BaseMethod"}.
+## unless given), and geometric RATTLE (@qcode{"ConstraintVariables"},
+## @qcode{"qp"}) over @qcode{"midpoint"} or @qcode{"stormer_verlet"}, which
+## are symmetric; not over @qcode{"symplectic_euler"}.
 ##
 ## @strong{Constraints on positions and momenta} (seed 002, McLachlan, Modin,
 ## Verdier, Wilkins): with @qcode{"ConstraintVariables"}, @qcode{"qp"} every
@@ -519,5 +520,31 @@ endfunction
 %! assert (max (dE(end-1000:end)) < 2 * max (dE(1:1001)) + 1e-14);
 %! assert (max (abs (sum (y(:,1:2).^2, 2) - 1)) < 1e-14);
 %!error <option "Order" is not used by odeSHAKE> odeSHAKE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("Order", 4))
-%!error <not yet available for geometric RATTLE> odeRATTLE (@(t, y) [y(3:4); -y(1:2)], [0 1], [1; 0; 0; 0] / 1, odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y'*y - 1, "ConstraintsNb", 1, "TimeStepSize", 0.1, "Order", 4))
-%!error <not yet available for geometric RATTLE> odeRATTLE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("BaseMethod", "midpoint", "TimeStepSize", 0.1, "Order", 4))
+%!error <geometric RATTLE over symplectic Euler is not: use BaseMethod "midpoint"> odeRATTLE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("BaseMethod", "symplectic_euler", "TimeStepSize", 0.1, "Order", 4))
+%!test
+%! ## geometric RATTLE composed: over Störmer-Verlet with holonomic g written as
+%! ## g(y) it is the classical composed RATTLE, step by step
+%! f = @(t, x) [x(3:4); 0; -1];
+%! y0 = [sin(1); -cos(1); 0.3*cos(1); 0.3*sin(1)];
+%! o = odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 100, "ConstraintsNb", 1, "Order", 6);
+%! [~, yc] = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q'));
+%! [~, yg] = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintVariables", "qp", "BaseMethod", "stormer_verlet", ...
+%!                      "ConstraintFcn", @(y) y(1:2)'*y(1:2) - 1, "ConstraintGradFcn", @(y) [2*y(1:2)', 0, 0]));
+%! assert (yg, yc, 1e-12);
+%!test
+%! ## g(q, p) (the sphere |q|^2 + |p|^2 = 1, seed 002) over the midpoint rule,
+%! ## composed: fitted orders 4 and 6 against order 8 at small steps; |g| at round-off
+%! f = @(t, y) [y(3:4); 0; -1];
+%! z0 = table1_za ();  z0 = z0 / norm (z0);
+%! T = 2;
+%! [~, yr] = odeRATTLE (f, 0, z0, sphere_opts ("TimeStepSize", T/400, "TimeStepNumber", 400, "Order", 8));
+%! for p = [4 6]
+%!   Ns = [60 85 120];  err = zeros (size (Ns));
+%!   for k = 1:numel (Ns)
+%!     [~, y] = odeRATTLE (f, 0, z0, sphere_opts ("TimeStepSize", T/Ns(k), "TimeStepNumber", Ns(k), "Order", p));
+%!     err(k) = norm (y(end,:) - yr(end,:), Inf);
+%!     assert (max (abs (sum (y.^2, 2) - 1)) < 1e-14);
+%!   endfor
+%!   c = polyfit (log (T ./ Ns), log (err), 1);
+%!   assert (c(1), p, 0.5);
+%! endfor

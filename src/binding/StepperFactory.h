@@ -97,7 +97,8 @@ inline std::unique_ptr<Stepper> make_base_stepper(const std::string& method, Oct
 }
 
 /// The method, composed with the Composition/Order table if one is asked
-/// for: symmetric methods only (Störmer–Verlet, velocity Verlet, RATTLE).
+/// for: symmetric methods only (Störmer–Verlet, velocity Verlet, RATTLE and
+/// geometric RATTLE over midpoint or Störmer–Verlet).
 inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctaveProblem& op, const Settings& s) {
   if (!s.composition) return make_base_stepper(method, op, s);
   const std::string what = std::string("options \"Composition\"/\"Order\" (") + s.composition->name + ")";
@@ -108,9 +109,9 @@ inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctavePr
     throw InputError("invalidOption", what + " need a symmetric method; SHAKE is not: use odeRATTLE");
   if (method == "spectral_var_int")
     throw InputError("invalidOption", what + " are not for odeSPVI: raise its order with Q_DoFs and P_DoFs");
-  if (method == "rattle" && (s.fns.phase_space || !s.base_method.empty()))
-    throw InputError("invalidOption", what + " are not yet available for geometric RATTLE (ConstraintVariables "
-                                             "\"qp\" or BaseMethod): only for the classical RATTLE of g(q)");
+  if (method == "rattle" && s.base_method == "symplectic_euler")
+    throw InputError("invalidOption", what + " need a symmetric method; geometric RATTLE over symplectic Euler "
+                                             "is not: use BaseMethod \"midpoint\" or \"stormer_verlet\"");
   Settings composed = s;
   // Composed steps add up the substeps' Newton errors: to round-off unless asked otherwise.
   if (!s.newton_tol_given) composed.newton.tol = 1e-14;
