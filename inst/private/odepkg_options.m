@@ -82,6 +82,10 @@ function o = odepkg_options (solver, opts, n)
     bad (solver, "ConstraintsNb",
          sprintf ("smaller than the dimension of q (%d)", n / 2));
   endif
+  if (strcmp (solver, "odeRATTLie") && (! isempty (o.Composition) || ! isempty (o.Order)))
+    error ("odepkg:unsupportedOption",
+           "odeRATTLie: options Composition and Order (composition methods) are not yet available for odeRATTLie; they are for odeSV, odeVV and odeRATTLE");
+  endif
   honoured_or_refused (solver, opts, T);
 
 endfunction
