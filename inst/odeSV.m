@@ -404,6 +404,17 @@ endfunction
 %! s2 = odeSV (@kepler, [0 2*pi], y0, o);
 %! assert (norm (s8.y(:,end) - y0, Inf) < 1e-7);
 %! assert (s8.stats.nfevals < s2.stats.nfevals / 5);
+%!test
+%! ## "Order" 2 is the plain method; a table name in any case is accepted;
+%! ## order 10 (Sofroniou-Spaletta, 35 stages) beats order 8 at equal steps
+%! y0 = kepler_y0 (0.5);
+%! o = odepkgset ("TimeStepSize", 2*pi/60, "TimeStepNumber", 60, "Explicit", "yes");
+%! [~, y2] = odeSV (@kepler, 0, y0, o);
+%! [~, y2o] = odeSV (@kepler, 0, y0, odepkgset (o, "Order", 2));
+%! assert (y2o, y2);
+%! [~, y8] = odeSV (@kepler, 0, y0, odepkgset (o, "Composition", "kahanli8"));
+%! [~, y10] = odeSV (@kepler, 0, y0, odepkgset (o, "Order", 10));
+%! assert (norm (y10(end,:)' - y0, Inf) < norm (y8(end,:)' - y0, Inf) / 5);
 %!error <option "Order" must be 2, 4, 6, 8 or 10> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("Order", 5))
 %!error <option "Composition" must be one of> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("Composition", "Yoshida8"))
 %!error <disagree> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("Composition", "KahanLi8", "Order", 6))
