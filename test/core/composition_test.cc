@@ -174,6 +174,20 @@ TEST(CompositionTables, ConsistentPalindromicOddMoments) {
 }
 
 // The closed forms, recomputed in long double.
+// The consistency check above is tight enough for the slip found in a peer:
+// Yoshida's 6th-order weights typed to 14 digits sum to 1 - 6e-14.
+TEST(CompositionTables, ConsistencyCheckCatchesFourteenDigitWeights) {
+  const double w[] = {0.78451361047756, 0.23557321335936, -1.1776799841789, 1.3151863206839,
+                      -1.1776799841789, 0.23557321335936, 0.78451361047756};
+  long double sum = 0, abs_sum = 0;
+  for (double x : w) {
+    sum += x;
+    abs_sum += std::abs(x);
+  }
+  EXPECT_GT(std::abs(static_cast<double>(sum - 1.0L)), 4e-16 * static_cast<double>(abs_sum));
+  EXPECT_NEAR(static_cast<double>(sum - 1.0L), -6e-14, 1e-15);
+}
+
 TEST(CompositionTables, ClosedForms) {
   const long double c2 = std::cbrt(2.0L), c4 = std::cbrt(4.0L);
   const CompositionTable& tj = table("TripleJump4");
