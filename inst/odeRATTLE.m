@@ -30,6 +30,16 @@
 ## then runs on the m position multipliers only and the velocity multipliers
 ## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).
 ##
+## Higher orders: @qcode{"Order"}, 4, 6, 8 or 10 (or @qcode{"Composition"}, a
+## table name, see @code{odeSV}) composes s RATTLE substeps of sizes g_1 h,
+## @dots{}, g_s h (Hairer, Lubich, Wanner, Sects. II.4 and V.3): RATTLE is
+## symmetric, so the composition is of that order, symplectic, symmetric, and
+## every substep ends on the constraint manifold (g and G H_p at round-off).
+## Separable and general paths alike (Newton to round-off, NewtonTol 1e-14
+## unless given), and geometric RATTLE (@qcode{"ConstraintVariables"},
+## @qcode{"qp"}) over @qcode{"midpoint"} or @qcode{"stormer_verlet"}, which
+## are symmetric; not over @qcode{"symplectic_euler"}.
+##
 ## @strong{Constraints on positions and momenta} (McLachlan, Modin, Verdier,
 ## Wilkins, @cite{Geometric generalisations of SHAKE and RATTLE}, 2014): with @qcode{"ConstraintVariables"}, @qcode{"qp"} every
 ## constraint function takes the whole state y = [q; p]: g(y) (m-by-1),
@@ -494,6 +504,72 @@ endfunction
 %! fine = odeRATTLE (f, 0, sol.y(:, 1), sphere_opts ("TimeStepSize", 0.025, "TimeStepNumber", 80));
 %! err_steps = max (max (abs (sol.y - fine.y(:, 1:2:end))));     # the method's own error
 %! assert (max (max (abs (y - fine.y(:, 2:2:end).'))) < 3 * err_steps);
+
+## Composition methods ("Order", "Composition"): Hairer, Lubich, Wanner, V.3
+%!function y = pendulum_reference (T)
+%!  ## the angle ODE th'' = -sin th, by odeSV of order 8 at h = T/2000
+%!  o = odepkgset ("TimeStepSize", T/2000, "TimeStepNumber", 2000, "Explicit", "yes", "Order", 8);
+%!  [~, a] = odeSV (@(t, x) [x(2); -sin(x(1))], 0, [1.2; 0.3], o);
+%!  th = a(end,1);  w = a(end,2);
+%!  y = [sin(th); -cos(th); w*cos(th); w*sin(th)];
+%!endfunction
+%!test
+%! ## fitted orders 4, 6, 8 on the Cartesian pendulum, separable and general
+%! ## paths; constraints g and G H_p at round-off
+%! T = 5;  ref = pendulum_reference (T);
+%! y0 = [sin(1.2); -cos(1.2); 0.3*cos(1.2); 0.3*sin(1.2)];
+%! for explicit = {"yes", "no"}
+%!   for p = [4 6 8]
+%!     Ns = [25 35 50];  err = zeros (size (Ns));
+%!     for k = 1:numel (Ns)
+%!       o = pendulum_opts ("Explicit", explicit{1}, "TimeStepSize", T/Ns(k), "TimeStepNumber", Ns(k), "Order", p);
+%!       sol = odeRATTLE (@pendulum, 0, y0, o);
+%!       err(k) = norm (sol.y(:,end) - ref, Inf);
+%!       assert (max (abs (sum (sol.y(1:2,:).^2, 1) - 1)) < 1e-14);
+%!       assert (max (abs (sum (sol.y(1:2,:) .* sol.y(3:4,:), 1))) < 1e-14);
+%!     endfor
+%!     c = polyfit (log (T ./ Ns), log (err), 1);
+%!     assert (c(1), p, 0.4);
+%!   endfor
+%! endfor
+%!test
+%! ## order 6: energy bounded without drift over 2000 time units
+%! y0 = [sin(1.2); -cos(1.2); 0.3*cos(1.2); 0.3*sin(1.2)];
+%! o = pendulum_opts ("Explicit", "yes", "TimeStepSize", 0.1, "TimeStepNumber", 20000, "Order", 6);
+%! [t, y] = odeRATTLE (@pendulum, 0, y0, o);
+%! dE = abs (pendulum_energy (y) - pendulum_energy (y0'));
+%! assert (max (dE) < 1e-8);
+%! assert (max (dE(end-1000:end)) < 2 * max (dE(1:1001)) + 1e-14);
+%! assert (max (abs (sum (y(:,1:2).^2, 2) - 1)) < 1e-14);
+%!error <option "Order" is not used by odeSHAKE> odeSHAKE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("Order", 4))
+%!error <geometric RATTLE over symplectic Euler is not: use BaseMethod "midpoint"> odeRATTLE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("BaseMethod", "symplectic_euler", "TimeStepSize", 0.1, "Order", 4))
+%!test
+%! ## geometric RATTLE composed: over Störmer-Verlet with holonomic g written as
+%! ## g(y) it is the classical composed RATTLE, step by step
+%! f = @(t, x) [x(3:4); 0; -1];
+%! y0 = [sin(1); -cos(1); 0.3*cos(1); 0.3*sin(1)];
+%! o = odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 100, "ConstraintsNb", 1, "Order", 6);
+%! [~, yc] = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q'));
+%! [~, yg] = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintVariables", "qp", "BaseMethod", "stormer_verlet", ...
+%!                      "ConstraintFcn", @(y) y(1:2)'*y(1:2) - 1, "ConstraintGradFcn", @(y) [2*y(1:2)', 0, 0]));
+%! assert (yg, yc, 1e-12);
+%!test
+%! ## g(q, p) (the sphere |q|^2 + |p|^2 = 1, seed 002) over the midpoint rule,
+%! ## composed: fitted orders 4 and 6 against order 8 at small steps; |g| at round-off
+%! f = @(t, y) [y(3:4); 0; -1];
+%! z0 = table1_za ();  z0 = z0 / norm (z0);
+%! T = 2;
+%! [~, yr] = odeRATTLE (f, 0, z0, sphere_opts ("TimeStepSize", T/400, "TimeStepNumber", 400, "Order", 8));
+%! for p = [4 6]
+%!   Ns = [60 85 120];  err = zeros (size (Ns));
+%!   for k = 1:numel (Ns)
+%!     [~, y] = odeRATTLE (f, 0, z0, sphere_opts ("TimeStepSize", T/Ns(k), "TimeStepNumber", Ns(k), "Order", p));
+%!     err(k) = norm (y(end,:) - yr(end,:), Inf);
+%!     assert (max (abs (sum (y.^2, 2) - 1)) < 1e-14);
+%!   endfor
+%!   c = polyfit (log (T ./ Ns), log (err), 1);
+%!   assert (c(1), p, 0.5);
+%! endfor
 
 %!shared pend_f, pend_o
 %! pend_f = @(t, x) [x(3:4); 0; -1];

@@ -186,6 +186,7 @@ endfunction
 %!error <unknown group> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "SU2", "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <"LieGroup" must name> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <7 numbers> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "TimeStepSize", 0.1, "TimeStepNumber", 1));
+%!error <not yet available for odeRATTLie> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "TimeStepSize", 0.1, "TimeStepNumber", 1, "Order", 4));
 %!error <positive definite> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "MassMatrix", -eye (3), "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <not an element of S3> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1.1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <HamiltonianHessFcn> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "S3", "HamiltonianHessFcn", @(t, y) eye (6), "TimeStepSize", 0.1, "TimeStepNumber", 1));

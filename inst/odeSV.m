@@ -18,6 +18,18 @@
 ## @qcode{"HamiltonianHessFcn"} when given (finite differences otherwise),
 ## @qcode{"NewtonTol"} and @qcode{"MaxNewtonIterations"}.
 ##
+## Higher orders: @qcode{"Order"}, 4, 6, 8 or 10 (or @qcode{"Composition"}, a
+## table name: @qcode{"TripleJump4"}, @qcode{"Suzuki4"}, @qcode{"McLachlan4"},
+## @qcode{"Yoshida6"}, @qcode{"KahanLi6"}, @qcode{"McLachlan8"},
+## @qcode{"KahanLi8"}, @qcode{"SofroniouSpaletta10"}) makes each step the
+## symmetric composition of s substeps of sizes g_1 h, @dots{}, g_s h (Hairer,
+## Lubich, Wanner, Sects. II.4 and V.3), still symmetric and symplectic; the
+## recommended tables are McLachlan4 (s = 5), KahanLi6 (9), KahanLi8 (17) and
+## SofroniouSpaletta10 (35).  Explicit: one call of @var{fcn} per substep (once the quadratic kinetic
+## energy is learned); implicit: Newton to round-off (NewtonTol 1e-14 unless
+## given).  Adaptive steps estimate the error with the
+## composed order.
+##
 ## Time modes, as in odepkg:
 ## @itemize
 ## @item @var{tspan} = [t0 tf]: adaptive steps, the local error estimated by
@@ -363,3 +375,63 @@ endfunction
 %! assert (t(end), 1, 1e-12);
 %! [t, y] = odeSV (@(t, x) [x(2); -x(1)], 0, [1; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 20, "OutputFcn", @(t, y, flag) []));
 %! assert (numel (t), 21);
+
+## Composition methods ("Order", "Composition"): Hairer, Lubich, Wanner, V.3
+%!test
+%! ## fitted order on Kepler (e = 0.5; after one period the exact state is y0)
+%! e = 0.5;  y0 = kepler_y0 (e);
+%! for p = [4 6 8]
+%!   Ns = [40 56 80];
+%!   err = zeros (size (Ns));
+%!   for k = 1:numel (Ns)
+%!     o = odepkgset ("TimeStepSize", 2*pi/Ns(k), "TimeStepNumber", Ns(k), "Explicit", "yes", "Order", p);
+%!     [~, y] = odeSV (@kepler, 0, y0, o);
+%!     err(k) = norm (y(end,:)' - y0, Inf);
+%!   endfor
+%!   c = polyfit (log (2*pi ./ Ns), log (err), 1);
+%!   assert (c(1), p, 0.4);
+%! endfor
+%!test
+%! ## the implicit scheme (Newton per substep) composed: the same order
+%! e = 0.5;  y0 = kepler_y0 (e);  Ns = [40 56 80];  err = zeros (size (Ns));
+%! for k = 1:numel (Ns)
+%!   o = odepkgset ("TimeStepSize", 2*pi/Ns(k), "TimeStepNumber", Ns(k), "Composition", "KahanLi6");
+%!   [~, y] = odeSV (@kepler, 0, y0, o);
+%!   err(k) = norm (y(end,:)' - y0, Inf);
+%! endfor
+%! c = polyfit (log (2*pi ./ Ns), log (err), 1);
+%! assert (c(1), 6, 0.4);
+%!test
+%! ## order 8: energy error bounded without drift over 200 periods, and one
+%! ## call of f per substep (17 per step) once the velocity model is learned
+%! e = 0.5;  y0 = kepler_y0 (e);  N = 100;
+%! o = odepkgset ("TimeStepSize", 2*pi/N, "TimeStepNumber", 200*N, "Explicit", "yes", "Order", 8);
+%! sol = odeSV (@kepler, 0, y0, o);
+%! H = sum (sol.y(3:4,:).^2, 1) / 2 - 1 ./ sqrt (sum (sol.y(1:2,:).^2, 1));
+%! dH = abs (H - H(1));
+%! assert (max (dH) < 1e-9);
+%! assert (max (dH(end-N:end)) < 2 * max (dH(1:N+1)) + 1e-14);
+%! assert (sol.stats.nfevals <= 17 * 200 * N + 30);
+%!test
+%! ## adaptive: step doubling with p = 8 meets the tolerance in far fewer calls
+%! e = 0.5;  y0 = kepler_y0 (e);
+%! o = odepkgset ("Explicit", "yes", "RelTol", 1e-10, "AbsTol", 1e-10);
+%! s8 = odeSV (@kepler, [0 2*pi], y0, odepkgset (o, "Order", 8));
+%! s2 = odeSV (@kepler, [0 2*pi], y0, o);
+%! assert (norm (s8.y(:,end) - y0, Inf) < 1e-7);
+%! assert (s8.stats.nfevals < s2.stats.nfevals / 5);
+%!test
+%! ## "Order" 2 is the plain method; a table name in any case is accepted;
+%! ## order 10 (Sofroniou-Spaletta, 35 stages) beats order 8 at equal steps
+%! y0 = kepler_y0 (0.5);
+%! o = odepkgset ("TimeStepSize", 2*pi/60, "TimeStepNumber", 60, "Explicit", "yes");
+%! [~, y2] = odeSV (@kepler, 0, y0, o);
+%! [~, y2o] = odeSV (@kepler, 0, y0, odepkgset (o, "Order", 2));
+%! assert (y2o, y2);
+%! [~, y8] = odeSV (@kepler, 0, y0, odepkgset (o, "Composition", "kahanli8"));
+%! [~, y10] = odeSV (@kepler, 0, y0, odepkgset (o, "Order", 10));
+%! assert (norm (y10(end,:)' - y0, Inf) < norm (y8(end,:)' - y0, Inf) / 5);
+%!error <option "Order" must be 2, 4, 6, 8 or 10> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("Order", 5))
+%!error <option "Composition" must be one of> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("Composition", "Yoshida8"))
+%!error <disagree> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("Composition", "KahanLi8", "Order", 6))
+%!error <option "Order" is not used by odeSE> odeSE (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("Order", 4))

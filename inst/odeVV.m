@@ -13,6 +13,12 @@
 ## acceleration should not depend on v: it is evaluated at
 ## [x_@{n+1@}; v_n + h/2 a_n].
 ##
+## Higher orders: @qcode{"Order"}, 4, 6, 8 or 10 (or @qcode{"Composition"}, a
+## table name, see @code{odeSV}): each step is the symmetric composition of s
+## velocity Verlet substeps (Hairer, Lubich, Wanner, Sects. II.4 and V.3),
+## one call of @var{fcn} per substep (for an acceleration independent of v,
+## for which velocity Verlet is symmetric).
+##
 ## Time modes, as in odepkg:
 ## @itemize
 ## @item @var{tspan} = [t0 tf]: adaptive steps, the local error estimated by

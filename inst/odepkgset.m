@@ -51,6 +51,14 @@
 ## The symplectic map under geometric SHAKE/RATTLE: @qcode{"stormer_verlet"}
 ## (default for g(q): classical RATTLE), @qcode{"midpoint"} (default for
 ## g(q, p)) or @qcode{"symplectic_euler"} (order 1).
+## @item @qcode{"Composition"}, @qcode{"Order"}
+## odeSV, odeVV, odeRATTLE: raise the order by a symmetric composition of
+## the method's steps (Hairer, Lubich, Wanner, Sect. V.3), keeping it
+## symplectic and symmetric: a table name (@qcode{"TripleJump4"},
+## @qcode{"Suzuki4"}, @qcode{"McLachlan4"}, @qcode{"Yoshida6"},
+## @qcode{"KahanLi6"}, @qcode{"McLachlan8"}, @qcode{"KahanLi8"},
+## @qcode{"SofroniouSpaletta10"}), or an order 2, 4, 6, 8, 10 for the
+## recommended table of that order.
 ## @item @qcode{"LieGroup"}, @qcode{"MassMatrix"}
 ## odeRATTLie: the configuration group (a name such as @qcode{"SO3"},
 ## @qcode{"S3xR3"}, @qcode{"Rn"}, or a struct of its operations) and the

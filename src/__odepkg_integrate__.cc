@@ -171,10 +171,14 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
       = integrator.run (times, x0, *observer, [] () { octave_quit (); }, &f0);
     out.done ();
 
-    if (const auto* rattle = dynamic_cast<const Rattle*> (stepper.get ());
+    // A composition's rank deficiencies are its base method's.
+    Stepper* method_stepper = stepper.get ();
+    if (auto* comp = dynamic_cast<CompositionStepper*> (method_stepper))
+      method_stepper = &comp->base ();
+    if (const auto* rattle = dynamic_cast<const Rattle*> (method_stepper);
         rattle && rattle->rank_deficiency_seen ())
       warn_rank_deficient (who, rattle->rank_deficiency_t (), rattle->condition_estimate ());
-    if (const auto* gr = dynamic_cast<const GeometricRattle*> (stepper.get ());
+    if (const auto* gr = dynamic_cast<const GeometricRattle*> (method_stepper);
         gr && gr->rank_deficiency_seen ())
       warn_rank_deficient (who, gr->rank_deficiency_t (), gr->condition_estimate ());
 

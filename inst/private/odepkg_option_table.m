@@ -31,6 +31,7 @@ function T = build ()
   shake_rattle = {"odeRATTLE", "odeSHAKE"};
   constrained = {"odeRATTLE", "odeSHAKE", "odeRATTLie"};
   spvi = {"odeSPVI"};
+  composed = {"odeSV", "odeVV", "odeRATTLE"};
 
   ## name, kind, default, solvers, help
   rows = {
@@ -78,6 +79,10 @@ function T = build ()
       "z = fcn (y, s): the fibre flow exp (sum s_i X_gi) (y) for \"qp\" constraints";
     "BaseMethod", "choice", [], shake_rattle, ...
       "symplectic map under SHAKE/RATTLE: stormer_verlet, midpoint or symplectic_euler";
+    "Composition", "choice", [], composed, ...
+      "symmetric composition raising the order (TripleJump4, McLachlan4, KahanLi6, KahanLi8, ...)";
+    "Order", "special", [], composed, ...
+      "2, 4, 6, 8 or 10: the recommended composition of that order (McLachlan4, KahanLi6, KahanLi8, SofroniouSpaletta10)";
     "LieGroup", "special", [], {"odeRATTLie"}, "the configuration group: a name (\"SO3\", \"S3xR3\", ...) or a struct";
     "MassMatrix", "special", [], {"odeRATTLie"}, "the constant n-by-n mass matrix (default the identity)";
     "Q_DoFs", "special", [], spvi, "Legendre modes per step (2..30)";
@@ -99,6 +104,9 @@ function T = build ()
         T(i).values = {"q", "qp"};
       case "BaseMethod"
         T(i).values = {"stormer_verlet", "midpoint", "symplectic_euler"};
+      case "Composition"             # the tables of src/core/composition/CompositionTables.hpp
+        T(i).values = {"TripleJump4", "Suzuki4", "McLachlan4", "Yoshida6", "KahanLi6", ...
+                       "McLachlan8", "KahanLi8", "SofroniouSpaletta10"};
     endswitch
   endfor
 

@@ -37,6 +37,11 @@ function o = odepkg_options (solver, opts, n)
     endswitch
   endfor
 
+  if (! isempty (o.Order) && ! (isnumeric (o.Order) && isreal (o.Order) && isscalar (o.Order)
+                                && any (o.Order == [2, 4, 6, 8, 10])))
+    bad (solver, "Order", "2, 4, 6, 8 or 10 (the order of the recommended composition method)");
+  endif
+
   if (o.RelTol < 100 * eps)
     ## As MATLAB's solvers: below this the step-doubling estimate is round-off
     ## and the steps would creep (an error of exactly 0 is "accepted").
@@ -76,6 +81,10 @@ function o = odepkg_options (solver, opts, n)
   if (! isempty (o.ConstraintsNb) && o.ConstraintsNb >= n / 2 && ! strcmp (solver, "odeRATTLie"))
     bad (solver, "ConstraintsNb",
          sprintf ("smaller than the dimension of q (%d)", n / 2));
+  endif
+  if (strcmp (solver, "odeRATTLie") && (! isempty (o.Composition) || ! isempty (o.Order)))
+    error ("odepkg:unsupportedOption",
+           "odeRATTLie: options Composition and Order (composition methods) are not yet available for odeRATTLie; they are for odeSV, odeVV and odeRATTLE");
   endif
   honoured_or_refused (solver, opts, T);
 

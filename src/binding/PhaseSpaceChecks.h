@@ -5,6 +5,7 @@
 #define ODEPKG_BINDING_PHASE_SPACE_CHECKS_H
 
 #include "Settings.h"
+#include "composition/CompositionStepper.hpp"
 #include "constrained/GeometricRattle.hpp"
 
 #include <octave/oct.h>
@@ -91,7 +92,9 @@ inline void check_user_flow(FibreMap& fibre, ConstraintSet& g, const ConstVecRef
 /// g(q, p).  Does nothing for other steppers.
 inline void check_phase_space_data(Stepper& stepper, double t0, Vec& x0, const Settings& s, const char* who,
                                    bool project) {
-  auto* gr = dynamic_cast<GeometricRattle*>(&stepper);
+  Stepper* method = &stepper;
+  if (auto* comp = dynamic_cast<CompositionStepper*>(method)) method = &comp->base();  // its substeps' method
+  auto* gr = dynamic_cast<GeometricRattle*>(method);
   if (!gr || gr->constraints().holonomic()) return;
   HamiltonianProblem& problem = stepper.problem();
   ConstraintSet& g = gr->constraints();

@@ -6,6 +6,7 @@
 
 #include "Integrator.hpp"
 #include "NewtonSolver.hpp"
+#include "composition/CompositionTables.hpp"
 #include "OctaveCallbacks.h"
 
 #include <octave/oct.h>
@@ -39,6 +40,9 @@ struct Settings {
   /// against differences once before the first step (DerivativeCheck.hpp).
   bool derivative_check = true;
   std::string base_method;  ///< BaseMethod of geometric SHAKE/RATTLE; empty: the default
+  /// Composition method raising the order (Composition, or Order's
+  /// recommended table); null: the plain method.
+  const composition::CompositionTable* composition = nullptr;
   octave_value output_fcn;
   octave_value events;  ///< odeset's Events function (empty: none)
   Array<octave_idx_type> output_sel;  ///< zero-based; empty: all components
@@ -145,6 +149,27 @@ class OptionReader {
   octave_scalar_map map_;
 };
 
+/// "Composition" (a table name) and "Order" (2: none; 4, 6, 8, 10: the
+/// recommended table); both given, they must agree.
+inline const composition::CompositionTable* read_composition(const OptionReader& r, const std::string& who) {
+  const composition::CompositionTable* t = nullptr;
+  if (r.has("Composition")) {
+    const octave_value v = r.get("Composition");
+    if (v.is_string()) t = composition::find_composition(v.string_value());
+    if (!t) r.bad("Composition", ("one of " + composition::composition_names()).c_str());
+  }
+  if (r.has("Order")) {
+    const int p = r.integer("Order", 2, 2, 10);
+    const composition::CompositionTable* rec = composition::recommended_composition(p);
+    if (p != 2 && !rec) r.bad("Order", "2, 4, 6, 8 or 10");
+    if (t && t->order != p)
+      error_with_id("odepkg:invalidOption", "%s: options \"Composition\" (%s, order %d) and \"Order\" (%d) disagree",
+                    who.c_str(), t->name, t->order, p);
+    if (!t) t = rec;
+  }
+  return t;
+}
+
 /// All settings of a solver for a state of size n = 2d.
 inline Settings read_settings(const octave_value& opts, const std::string& who, int n) {
   OptionReader r(opts, who);
@@ -163,6 +188,7 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
     error_with_id("odepkg:invalidOption",
                   "%s: option \"ConstraintFlowFcn\" is for ConstraintVariables \"qp\" (the fibres of "
                   "holonomic constraints g(q) are p - G(q)' s, taken in closed form)", who.c_str());
+  s.composition = read_composition(r, who);
   s.newton_tol_given = r.has("NewtonTol");
   s.newton.tol = r.real_scalar("NewtonTol", s.newton.tol, true);
   s.newton.max_iterations = r.integer("MaxNewtonIterations", s.newton.max_iterations, 1);

@@ -10,6 +10,7 @@
 #include "StormerVerlet.hpp"
 #include "SymplecticEuler.hpp"
 #include "VelocityVerlet.hpp"
+#include "composition/CompositionStepper.hpp"
 
 #include <memory>
 #include <string>
@@ -77,7 +78,7 @@ inline std::unique_ptr<Stepper> make_constrained(bool shake, OctaveProblem& op, 
                                            s.newton);
 }
 
-inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctaveProblem& op, const Settings& s) {
+inline std::unique_ptr<Stepper> make_base_stepper(const std::string& method, OctaveProblem& op, const Settings& s) {
   HamiltonianProblem& problem = op.problem();
   if (method != "rattle" && method != "shake") {
     if (s.fns.phase_space)
@@ -93,6 +94,28 @@ inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctavePr
   if (method == "rattle" || method == "shake") return make_constrained(method == "shake", op, s);
   if (method == "spectral_var_int") return make_spectral(problem, s);
   throw InputError("invalidInput", "unknown method \"" + method + "\"");
+}
+
+/// The method, composed with the Composition/Order table if one is asked
+/// for: symmetric methods only (Störmer–Verlet, velocity Verlet, RATTLE and
+/// geometric RATTLE over midpoint or Störmer–Verlet).
+inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctaveProblem& op, const Settings& s) {
+  if (!s.composition) return make_base_stepper(method, op, s);
+  const std::string what = std::string("options \"Composition\"/\"Order\" (") + s.composition->name + ")";
+  if (method == "symplectic_euler")
+    throw InputError("invalidOption", what + " need a symmetric method; symplectic Euler is not: use odeSV "
+                                             "(Stormer-Verlet, the symmetric composition of symplectic Euler and its adjoint)");
+  if (method == "shake")
+    throw InputError("invalidOption", what + " need a symmetric method; SHAKE is not: use odeRATTLE");
+  if (method == "spectral_var_int")
+    throw InputError("invalidOption", what + " are not for odeSPVI: raise its order with Q_DoFs and P_DoFs");
+  if (method == "rattle" && s.base_method == "symplectic_euler")
+    throw InputError("invalidOption", what + " need a symmetric method; geometric RATTLE over symplectic Euler "
+                                             "is not: use BaseMethod \"midpoint\" or \"stormer_verlet\"");
+  Settings composed = s;
+  // Composed steps add up the substeps' Newton errors: to round-off unless asked otherwise.
+  if (!s.newton_tol_given) composed.newton.tol = 1e-14;
+  return std::make_unique<CompositionStepper>(make_base_stepper(method, op, composed), *s.composition);
 }
 
 }  // namespace odepkg::binding

@@ -65,6 +65,15 @@ class Rattle final : public Stepper {
 
   const char* name() const override { return state_.shake ? "shake" : "rattle"; }
   int order() const override { return 2; }
+  /// RATTLE is symmetric (HLW Sect. VII.1.4), SHAKE is not.
+  bool symmetric() const override { return !state_.shake; }
+  int guess_size() const override { return general_path_ ? general_path_->guess_size() : 0; }
+  void save_guess(VecRef g) const override {
+    if (general_path_) general_path_->save_guess(g);
+  }
+  void load_guess(const ConstVecRef& g) override {
+    if (general_path_) general_path_->load_guess(g);
+  }
 
   void reset() override {
     separable_path_.reset();

@@ -77,6 +77,21 @@ class Stepper {
   /// Drop cached factorizations and guesses (after a rejected step, say).
   virtual void reset() {}
 
+  /// The map is symmetric, Phi_h^{-1} = Phi_{-h} (Hairer, Lubich, Wanner,
+  /// "Geometric Numerical Integration", Sect. V.1): only then does a
+  /// symmetric composition raise its order (CompositionStepper).
+  virtual bool symmetric() const { return false; }
+
+  /// Newton's warm start, for composition methods: the state (of
+  /// guess_size() numbers) the stepper's guess for its next step is made
+  /// from.  A composition saves it after its i-th substep and loads it
+  /// before the i-th substep of its next step, so each stage starts from the
+  /// same stage of the previous step, not from the previous substep (of
+  /// another size, maybe of the other sign).  Must not allocate.
+  virtual int guess_size() const { return 0; }
+  virtual void save_guess(VecRef g) const { (void)g; }
+  virtual void load_guess(const ConstVecRef& g) { (void)g; }
+
   HamiltonianProblem& problem() { return problem_; }
 
  protected:

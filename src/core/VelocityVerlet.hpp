@@ -19,6 +19,9 @@ class VelocityVerlet final : public Stepper {
 
   const char* name() const override { return "velocity_verlet"; }
   int order() const override { return 2; }
+  /// For a velocity-independent a(t, x) (with a(t, x, v) it is evaluated at
+  /// v_{n+1/2} and the map is not symmetric).
+  bool symmetric() const override { return true; }
 
   StepStatus step(Point& from, double h, Point& to) override {
     const int d = problem_.dim();

@@ -130,6 +130,42 @@ class GeometricRattle final : public Stepper {
 
   const char* name() const override { return shake_ ? "shake" : "rattle"; }
   int order() const override { return base_->order(); }
+  /// RATTLE over a symmetric base method is symmetric (seed 002, Prop. 4.9;
+  /// McLachlan, Modin, Verdier, Wilkins 2014); SHAKE is not (its momenta are
+  /// not projected).
+  bool symmetric() const override { return !shake_ && base_->symmetric(); }
+  /// The guess history (w, s, sigma of the last three steps, the increment,
+  /// h_prev, the chain length); not last_z1_, so that a loaded history is
+  /// used only if the step starts where this stepper's last one ended.
+  int guess_size() const override {
+    return static_cast<int>(4 * w_.size() + 3 * (s_.size() + sigma_.size()) + 3);
+  }
+  void save_guess(VecRef g) const override {
+    const Eigen::Index nw = w_.size(), ns = s_.size(), ng = sigma_.size();
+    Eigen::Index k = 0;
+    for (int j = 0; j < 3; ++j) {
+      g.segment(k, nw) = wh_[j]; k += nw;
+      g.segment(k, ns) = sh_[j]; k += ns;
+      g.segment(k, ng) = gh_[j]; k += ng;
+    }
+    g.segment(k, inc_.size()) = inc_; k += inc_.size();
+    g(k++) = h_prev_;
+    g(k++) = chain_;
+    g(k++) = have_inc_ ? 1.0 : 0.0;
+  }
+  void load_guess(const ConstVecRef& g) override {
+    const Eigen::Index nw = w_.size(), ns = s_.size(), ng = sigma_.size();
+    Eigen::Index k = 0;
+    for (int j = 0; j < 3; ++j) {
+      wh_[j] = g.segment(k, nw); k += nw;
+      sh_[j] = g.segment(k, ns); k += ns;
+      gh_[j] = g.segment(k, ng); k += ng;
+    }
+    inc_ = g.segment(k, inc_.size()); k += inc_.size();
+    h_prev_ = g(k++);
+    chain_ = static_cast<int>(g(k++));
+    have_inc_ = have_inc_ && g(k++) != 0.0;
+  }
   void reset() override {
     have_inc_ = false;
     chain_ = 0;
