@@ -554,7 +554,7 @@ endfunction
 %!                      "ConstraintFcn", @(y) y(1:2)'*y(1:2) - 1, "ConstraintGradFcn", @(y) [2*y(1:2)', 0, 0]));
 %! assert (yg, yc, 1e-12);
 %!test
-%! ## g(q, p) (the sphere |q|^2 + |p|^2 = 1, seed 002) over the midpoint rule,
+%! ## g(q, p) (the sphere |q|^2 + |p|^2 = 1 of McLachlan et al. 2014, Sect. 5.4) over the midpoint rule,
 %! ## composed: fitted orders 4 and 6 against order 8 at small steps; |g| at round-off
 %! f = @(t, y) [y(3:4); 0; -1];
 %! z0 = table1_za ();  z0 = z0 / norm (z0);

@@ -130,7 +130,7 @@ class GeometricRattle final : public Stepper {
 
   const char* name() const override { return shake_ ? "shake" : "rattle"; }
   int order() const override { return base_->order(); }
-  /// RATTLE over a symmetric base method is symmetric (seed 002, Prop. 4.9;
+  /// RATTLE over a symmetric base method is symmetric (Prop. 4.9 of
   /// McLachlan, Modin, Verdier, Wilkins 2014); SHAKE is not (its momenta are
   /// not projected).
   bool symmetric() const override { return !shake_ && base_->symmetric(); }
