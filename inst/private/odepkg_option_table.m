@@ -59,9 +59,9 @@ function T = build ()
     "InvariantFcn", "handle", [], all_, ...
       "I (t, y), a vector of first integrals monitored at the output times (sol.invariants)";
     "Explicit", "onoff", "no", {"odeSE", "odeSV", "odeRATTLE", "odeSHAKE"}, ...
-      "\"yes\" for separable H = T(p) + V(q): explicit schemes, fewest calls";
+      "\"yes\" for separable H = T(p) + V(q) (verified; odepkg:notSeparable otherwise): explicit schemes, fewest calls";
     "HamiltonianHessFcn", "handle", [], implicit, ...
-      "the 2d-by-2d Hessian of H in (q, p) order for Newton's Jacobian (differences otherwise)";
+      "the 2d-by-2d Hessian of H in (q, p) order: Newton's Jacobian, and T_pp for Explicit odeRATTLE/odeSHAKE (differences of f otherwise)";
     "NewtonTol", "positive", [], newton, "tolerance on the scaled Newton correction (default 1e-12)";
     "MaxNewtonIterations", "count", 30, newton, "Newton iterations per solve";
     "ConstraintFcn", "handle", [], constrained, "the constraints g = 0 (m-by-1)";

@@ -7,6 +7,8 @@
 // k: the force cache at x_next (the p-part of f, or the acceleration), which
 // can be passed back as k_vals to save a call of f.  Extra arguments of f are
 // read from options.funarguments (a cell), as Octave's steppers do.
+// `[t, x, ~, k] = stepper (...)` takes k without x_est: an output ignored
+// with ~ is not computed (the two half steps would triple the calls of f).
 #ifndef ODEPKG_BINDING_STEPPER_DEFUN_H
 #define ODEPKG_BINDING_STEPPER_DEFUN_H
 
@@ -17,9 +19,24 @@
 #include "Settings.h"
 #include "StepperFactory.h"
 
+#include <octave/interpreter.h>
+#include <octave/pt-eval.h>
+
 namespace odepkg::binding {
 
+/// Is output k (1-based) of the running builtin ignored with ~?  Read
+/// before any callback runs (they evaluate assignments of their own).
+inline bool output_ignored(int k) {
+  octave::interpreter* interp = octave::interpreter::the_interpreter();
+  if (!interp) return false;
+  const Matrix ignored = interp->get_evaluator().ignored_fcn_outputs();
+  for (octave_idx_type i = 0; i < ignored.numel(); ++i)
+    if (ignored(i) == k) return true;
+  return false;
+}
+
 inline octave_value_list run_stepper(const char* method, const octave_value_list& args, int nargout) {
+  const bool want_estimate = nargout > 2 && !output_ignored(3);
   return guarded(method, [&]() -> octave_value_list {
     if (args.length() < 4 || args.length() > 7) print_usage();
     if (!args(0).is_function_handle() && !args(0).is_inline_function())
@@ -59,7 +76,7 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     }
     // A method with its own error estimate (SPVI: Q+1 modes, P+1 nodes) gives
     // x_next and the companion solution x_est = x_next + err in one call.
-    const bool own_estimate = nargout > 2 && stepper->has_error_estimate();
+    const bool own_estimate = want_estimate && stepper->has_error_estimate();
     Vec err(n);
     StepStatus st = own_estimate ? stepper->step_with_error(from, dt, to, err) : stepper->step(from, dt, to);
     if (st != StepStatus::Success)
@@ -67,7 +84,8 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     octave_value_list r(nargout > 1 ? nargout : 1);
     r(0) = t + dt;
     if (nargout > 1) r(1) = to_column(to.x);
-    if (nargout > 2) {
+    if (nargout > 2 && !want_estimate) r(2) = Matrix();  // ignored with ~: not computed
+    if (want_estimate) {
       Point mid(n), est(n);
       if (own_estimate) {
         est.x = to.x + err;
