@@ -24,19 +24,41 @@
 
 namespace odepkg::binding {
 
-/// Is output k (1-based) of the running builtin ignored with ~?  Read
-/// before any callback runs (they evaluate assignments of their own).
-inline bool output_ignored(int k) {
-  octave::interpreter* interp = octave::interpreter::the_interpreter();
-  if (!interp) return false;
-  const Matrix ignored = interp->get_evaluator().ignored_fcn_outputs();
-  for (octave_idx_type i = 0; i < ignored.numel(); ++i)
-    if (ignored(i) == k) return true;
-  return false;
-}
+/// The outputs of the running builtin ignored with ~ (1-based), read from
+/// the evaluator's list of the assignment being evaluated; for as long as it
+/// lives that list is hidden from the callbacks, which would otherwise take
+/// `[~, x] = stepper (...)` as ignoring their own first output (a named F
+/// then returned nothing: "returned a 0x0 unknown").
+class IgnoredOutputs {
+ public:
+  IgnoredOutputs() {
+    octave::interpreter* interp = octave::interpreter::the_interpreter();
+    if (!interp) return;
+    tw_ = &interp->get_evaluator();
+    ignored_ = tw_->ignored_fcn_outputs();
+    saved_ = tw_->lvalue_list();
+    tw_->set_lvalue_list(nullptr);
+  }
+  ~IgnoredOutputs() {
+    if (tw_) tw_->set_lvalue_list(saved_);
+  }
+  IgnoredOutputs(const IgnoredOutputs&) = delete;
+  IgnoredOutputs& operator=(const IgnoredOutputs&) = delete;
+  bool ignored(int k) const {
+    for (octave_idx_type i = 0; i < ignored_.numel(); ++i)
+      if (ignored_(i) == k) return true;
+    return false;
+  }
+
+ private:
+  octave::tree_evaluator* tw_ = nullptr;
+  const std::list<octave::octave_lvalue>* saved_ = nullptr;
+  Matrix ignored_;
+};
 
 inline octave_value_list run_stepper(const char* method, const octave_value_list& args, int nargout) {
-  const bool want_estimate = nargout > 2 && !output_ignored(3);
+  const IgnoredOutputs outputs;
+  const bool want_estimate = nargout > 2 && !outputs.ignored(3);
   return guarded(method, [&]() -> octave_value_list {
     if (args.length() < 4 || args.length() > 7) print_usage();
     if (!args(0).is_function_handle() && !args(0).is_inline_function())
