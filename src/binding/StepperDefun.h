@@ -84,6 +84,15 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     std::unique_ptr<Stepper> stepper = make_stepper(method, op, s);
     Vec x0 = x;
     check_phase_space_data(*stepper, t, x0, s, method, false);  // assumptions of seed 002 at x
+    // Explicit RATTLE/SHAKE has no free check of separability within one
+    // step (Störmer–Verlet and symplectic Euler do: SeparabilityProbe):
+    // probed at x, 3 calls of f.
+    if (s.explicit_scheme && dynamic_cast<const Rattle*>(stepper.get())) {
+      Vec fx(n);
+      if (!problem.field(t, x, fx))
+        error_with_id("odepkg:nonFiniteFcn", "%s: F returned a non-finite value at X", method);
+      stepper->check_claims(t, x, fx);
+    }
 
     Point from(n), to(n);
     from.set(t, x);
