@@ -210,11 +210,6 @@ endfunction
 %! assert (sol.y', yi, 1e-11);
 %! assert (sol.stats.nfevals, 1 + 2 + 2*8 + 2 + (1000 - 8) + 2);
 %!test
-%! ## the adaptive explicit run probes at t0 only (2 calls)
-%! o = odepkgset ("RelTol", 1e-6, "Explicit", "yes");
-%! sol = odeSV (@kepler, [0 2*pi], kepler_y0 (0.6), o);
-%! assert (sol.x(end), 2*pi, 1e-12);
-%!test
 %! ## conflicting step options are refused, naming both (TimeStepNumber was
 %! ## silently dropped for TimeStepSize): with a two-time TSPAN N h must be
 %! ## the span; a multi-time TSPAN takes no TimeStepNumber; fixed steps take
