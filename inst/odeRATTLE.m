@@ -28,7 +28,9 @@
 ## (quadratic H and constraints: then once, re-checked every 16 steps).
 ## @qcode{"Explicit"}, @qcode{"yes"} declares H = T(p) + V(q) separable: Newton
 ## then runs on the m position multipliers only and the velocity multipliers
-## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).
+## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).  The
+## claim is verified at t0 (two calls of f) and where the learned velocity
+## model fails: a non-separable f is the error @code{odepkg:notSeparable}.
 ##
 ## Higher orders: @qcode{"Order"}, 4, 6, 8 or 10 (or @qcode{"Composition"}, a
 ## table name, see @code{odeSV}) composes s RATTLE substeps of sizes g_1 h,
@@ -252,6 +254,43 @@ endfunction
 %! assert (sol.y', y, 1e-6);
 %! assert (max (abs (sum (sol.y(1:2,:).^2) - 1)) <= 1e-12);
 %! assert (sol.stats.nfdjacobians > 0);
+%!test
+%! ## the Stats text says what was differenced and what would avoid it: with
+%! ## ConstraintGradFcn and ConstraintHessFcn given, Explicit RATTLE still
+%! ## differences f for T_pp (it printed "1 (1 by finite differences)"); with
+%! ## HamiltonianHessFcn too, nothing is differenced
+%! o = pendulum_opts ("ConstraintHessFcn", @(q) 2 * eye (2), "Explicit", "yes", ...
+%!                    "TimeStepSize", 0.01, "TimeStepNumber", 20, "Stats", "on");
+%! txt = evalc ("sol = odeRATTLE (@pendulum, 0, [1; 0; 0; 0], o);");
+%! assert (sol.stats.nfdfcnjacobians, 1);
+%! assert (! isempty (strfind (txt, "by finite differences: 1 of f (H's Hessian: give HamiltonianHessFcn)")), txt);
+%! txt = evalc ("sol = odeRATTLE (@pendulum, 0, [1; 0; 0; 0], odepkgset (o, 'HamiltonianHessFcn', @(t, x) blkdiag (zeros (2), eye (2))));");
+%! assert (sol.stats.nfdjacobians, 0);
+%! assert (! isempty (regexp (txt, 'Number of Jacobians: +1 \(none by finite differences\)', "once")), txt);
+%! assert (isempty (strfind (txt, "1 by finite differences")));
+%! ## constraints differenced: named as such
+%! oc = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "Stats", "on", ...
+%!                 "HamiltonianHessFcn", @(t, x) blkdiag (zeros (2), eye (2)), ...
+%!                 "TimeStepSize", 0.01, "TimeStepNumber", 20);
+%! txt = evalc ("sol = odeRATTLE (@pendulum, 0, [1; 0; 0; 0], oc);");
+%! assert (sol.stats.nfdfcnjacobians, 0);
+%! assert (! isempty (strfind (txt, sprintf ("by finite differences: %d of the constraints", sol.stats.nfdjacobians))), txt);
+%!test
+%! ## "Explicit" claims a separable H: a non-separable one, H = (1 + q_1^2)
+%! ## |p|^2 / 2 + q_2 on the circle, is refused (odeRATTLE and odeSHAKE)
+%! f = @(t, x) [(1 + x(1)^2) * x(3:4); -x(1) * (x(3:4)'*x(3:4)); -1];
+%! o = pendulum_opts ("Explicit", "yes", "TimeStepSize", 0.01, "TimeStepNumber", 100);
+%! for solver = {@odeRATTLE, @odeSHAKE}
+%!   try
+%!     solver{1} (f, 0, [1; 0; 0; 1], o);
+%!     error ("not refused");
+%!   catch err
+%!     assert (err.identifier, "odepkg:notSeparable");
+%!     assert (! isempty (strfind (err.message, '"Explicit"')));
+%!   end_try_catch
+%! endfor
+%! sol = odeRATTLE (f, 0, [1; 0; 0; 1], odepkgset (o, "Explicit", "no"));
+%! assert (sol.x(end), 1, 1e-12);
 %!test
 %! ## inconsistent initial data are projected, with a warning
 %! o = pendulum_opts ("Explicit", "yes", "TimeStepSize", 0.01, "TimeStepNumber", 10);

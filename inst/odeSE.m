@@ -12,8 +12,12 @@
 ## (Hairer, Lubich, Wanner, Theorem VI.3.3).  @var{y0} = [q0; p0] and
 ## @code{@var{fcn} (@var{t}, [q; p])} returns [dH/dp; -dH/dq].
 ##
-## With @qcode{"Explicit"}, @qcode{"yes"} (separable H) the scheme is explicit
-## (two calls of @var{fcn} per step); otherwise each step solves for p1 by
+## With @qcode{"Explicit"}, @qcode{"yes"} (separable H) the scheme is explicit:
+## one call of @var{fcn} per step for a quadratic kinetic energy (learned and
+## checked on every step, as in @code{odeSV}), two otherwise.  Separability
+## is verified at t0 (two calls) and during the run as in @code{odeSV}; a
+## non-separable @var{fcn} is the error @code{odepkg:notSeparable}.
+## Otherwise each step solves for p1 by
 ## Newton's method (@qcode{"HamiltonianHessFcn"}, @qcode{"NewtonTol"},
 ## @qcode{"MaxNewtonIterations"}).
 ##
@@ -97,17 +101,32 @@ endfunction
 %! A1 = det ([W(:,2) - W(:,1), W(:,3) - W(:,1)]);
 %! assert (A1, A0, 1e-4 * abs (A0));
 %!test
-%! ## Stats are counted.  Explicit SE: 1 initial call, 2 per step for the
-%! ## first 8 steps, then d + 1 = 2 probes of H_p (quadratic T detected) and
-%! ## 1 call per step; a non-quadratic T keeps 2 calls per step (+1 wasted).
+%! ## Stats are counted.  Explicit SE: 1 initial call, 2 probing separability
+%! ## at t0, 2 per step for the first 8 steps, then d + 1 = 2 probes of H_p
+%! ## (quadratic T detected) and 1 call per step; a non-quadratic T keeps 2
+%! ## calls per step (+1 wasted, +2 re-probing separability where the model failed).
 %! f = @(t, x) [x(2); -x(1)];
 %! o = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 1000, "Explicit", "yes");
 %! sol = odeSE (f, 0, [1; 0], o);
 %! assert (sol.stats.nsteps, 1000);
-%! assert (sol.stats.nfevals, 1 + 2*8 + 2 + (1000 - 8));
+%! assert (sol.stats.nfevals, 1 + 2 + 2*8 + 2 + (1000 - 8));
 %! g = @(t, x) [x(2) / sqrt(1 + x(2)^2); -x(1)];   # T = sqrt (1 + p^2)
 %! sol = odeSE (g, 0, [1; 0], o);
-%! assert (sol.stats.nfevals, 1 + 2*1000 + 2 + 1);
+%! assert (sol.stats.nfevals, 1 + 2 + 2*1000 + 2 + 1 + 2);
+%!test
+%! ## "Explicit" on a non-separable H = p^2 (1 + q^2) / 4 + q^2 / 2: refused
+%! ## at t0 (it once ran silently); from y0 = [0; 0.5], where the probe at t0
+%! ## sees nothing (H_qp = p q = 0), by the check of the first step
+%! f = @(t, y) [y(2) * (1 + y(1)^2) / 2; -(y(2)^2 * y(1) / 2 + y(1))];
+%! o = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 100, "Explicit", "yes");
+%! for y0 = {[1; 0.5], [0; 0.5]}
+%!   try
+%!     odeSE (f, 0, y0{1}, o);
+%!     error ("not refused");
+%!   catch err
+%!     assert (err.identifier, "odepkg:notSeparable");
+%!   end_try_catch
+%! endfor
 %!error <Invalid call> odeSE ()
 %!error <Y0 must have even length> odeSE (@(t, x) x, [0 1], 1)
 %!error <unknown option> odeSE (@(t, x) x, [0 1], [1; 0], odepkgset ("Explict", "yes"))

@@ -103,7 +103,9 @@ endfunction
 %! ## Every odeset field is honoured or refused, never ignored (table-driven):
 %! ## each field set alone to a value that would change the result is either
 %! ## used (the run differs from the default one, or is the documented
-%! ## no-op) or refused with odepkg:unsupportedOption.
+%! ## no-op) or refused with odepkg:unsupportedOption; the tolerances, which
+%! ## fixed steps would ignore, are refused as conflicting with TimeStepSize
+%! ## (odepkg:invalidOption).
 %! f = @(t, x) [x(2); -x(1)];
 %! base = {"TimeStepSize", 0.1, "TimeStepNumber", 10};
 %! [~, y0] = odeVV (f, 0, [1; 0], odepkgset (base{:}));
@@ -117,6 +119,7 @@ endfunction
 %! refused = {"BDF", "InitialSlope", "JConstant", "JPattern", "Jacobian", ...
 %!            "MStateDependence", "Mass", "MassSingular", "MaxOrder", "MvPattern", ...
 %!            "NonNegative"};
+%! conflicting = {"AbsTol", "InitialStep", "MaxStep", "NormControl", "RelTol"};
 %! fn = fieldnames (odeset ());
 %! for i = 1:numel (fn)
 %!   assert (isfield (values, fn{i}), ["no value in the table for odeset field " fn{i}]);
@@ -129,9 +132,19 @@ endfunction
 %!       assert (err.identifier, "odepkg:unsupportedOption", fn{i});
 %!       assert (! isempty (strfind (err.message, fn{i})));
 %!     end_try_catch
+%!   elseif (any (strcmp (fn{i}, conflicting)))
+%!     try
+%!       [~, y] = odeVV (f, 0, [1; 0], o);
+%!       error ("odeset field %s was accepted with fixed steps", fn{i});
+%!     catch err
+%!       assert (err.identifier, "odepkg:invalidOption", fn{i});
+%!       assert (! isempty (strfind (err.message, sprintf ('"%s" conflicts with "TimeStepSize"', fn{i}))));
+%!     end_try_catch
+%!     [~, y] = odeVV (f, [0 1], [1; 0], odepkgset (fn{i}, values.(fn{i})));  # adaptive: honoured
+%!     assert (all (isfinite (y(:))));
 %!   else
-%!     [~, y] = odeVV (f, 0, [1; 0], o);          # honoured (fixed steps: the
-%!     assert (all (isfinite (y(:))));            # tolerances have no effect)
+%!     [~, y] = odeVV (f, 0, [1; 0], o);          # honoured
+%!     assert (all (isfinite (y(:))));
 %!   endif
 %! endfor
 %! ## a package option of another solver, and an unknown field

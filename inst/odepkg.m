@@ -67,6 +67,11 @@
 ## @item scalar @var{tspan} = t0 with @qcode{"TimeStepSize"} and
 ## @qcode{"TimeStepNumber"}: that many fixed steps, every one output.
 ## @end itemize
+## Conflicting step options are refused (@code{odepkg:invalidOption}, naming
+## both): @qcode{"TimeStepNumber"} with more than two times, or with
+## @qcode{"TimeStepSize"} and a span other than their product; tolerances
+## (@qcode{"RelTol"}, @qcode{"AbsTol"}, @qcode{"NormControl"},
+## @qcode{"InitialStep"}, @qcode{"MaxStep"}) with fixed steps.
 ##
 ## @strong{Outputs.}  A column @var{t} and one row of @var{y} per output
 ## time, or @var{sol} with fields @code{x}, @code{y}, @code{solver},

@@ -131,6 +131,8 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     if (! problem.field (times(0), x0, f0))
       error_with_id ("odepkg:nonFiniteFcn", "%s: the ODE function returned a non-finite value at t0 = %g",
                      who, times(0));
+    // What the scheme assumes ("Explicit": a separable H), probed at t0.
+    stepper->check_claims (times(0), x0, f0);
 
     // Output points known up front: the requested times, or every fixed
     // step; a stored output beyond the memory cap is refused here
@@ -215,9 +217,10 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 %! assert (numel (t), 1001);
 %! assert (y(end, :), [cos(1), -sin(1)], 1e-6);
 %! assert (st.nsteps, 1000);
-%! ## 1 initial call, 2 per step until the quadratic kinetic energy is
-%! ## learned (d + 1 = 2 probes after 8 steps), then 1 per step
-%! assert (st.nfevals, 1 + 2*8 + 2 + (1000 - 8));
+%! ## 1 initial call, 2 probing separability at t0, 2 per step until the
+%! ## quadratic kinetic energy is learned (d + 1 = 2 probes after 8 steps),
+%! ## then 1 per step
+%! assert (st.nfevals, 1 + 2 + 2*8 + 2 + (1000 - 8));
 %!test
 %! ## requested output times are hit exactly
 %! o = struct ("RelTol", 1e-8, "AbsTol", 1e-10);

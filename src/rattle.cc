@@ -11,7 +11,8 @@ for q' = H_p, p' = -H_q - G(q)' lambda, g(q) = 0.  @var{options} must give\n\
 @qcode{\"ConstraintFcn\"} and @qcode{\"ConstraintsNb\"}, and may give\n\
 @qcode{\"ConstraintGradFcn\"}, @qcode{\"ConstraintHessFcn\"},\n\
 @qcode{\"HamiltonianHessFcn\"}, @qcode{\"Explicit\"} (separable H: Newton on\n\
-the multipliers only), @qcode{\"NewtonTol\"}, @qcode{\"MaxNewtonIterations\"}.\n\
+the multipliers only; separability probed at @var{x} by three calls of @var{f},\n\
+error @code{odepkg:notSeparable}), @qcode{\"NewtonTol\"}, @qcode{\"MaxNewtonIterations\"}.\n\
 @var{x} = [q; p] should lie on the constraint manifold (see @code{odeRATTLE},\n\
 which checks and projects initial data).  @var{x_next} is one step of\n\
 @var{dt}; @var{x_est}, computed only when asked, two steps of @var{dt}/2\n\
@@ -91,6 +92,8 @@ x1(1:2)' * x1(1:2) - 1             # round-off\n\
 %! [~, xs] = rattle (fq, 0, y0, 0.1, oq);
 %! assert (xs' * xs, 1, 1e-14);
 %! assert (norm (xs - x1) > 1e-4 && norm (xs - x1) < 0.1);
+## "Explicit" on a non-separable H = (1 + q_1^2) |p|^2 / 2 + q_2: refused (it was stepped)
+%!error id=odepkg:notSeparable rattle (@(t, x) [(1 + x(1)^2) * x(3:4); -x(1) * (x(3:4)'*x(3:4)); -1], 0, [1; 0; 0; 1], 0.1, o)
 %!error <ConstraintFcn and ConstraintsNb are required> rattle (f, 0, [1; 0; 0; 0], 0.1, struct ())
 %!error <ConstraintsNb> rattle (f, 0, [1; 0; 0; 0], 0.1, struct ("ConstraintFcn", @(q) q'*q - 1))
 %!error <ConstraintsNb" \(2\) must be smaller> rattle (f, 0, [1; 0; 0; 0], 0.1, struct ("ConstraintFcn", @(q) q, "ConstraintsNb", 2))

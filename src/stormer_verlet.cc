@@ -4,9 +4,13 @@
 
 DEFUN_DLD (stormer_verlet, args, nargout,
            "-*- texinfo -*-\n@deftypefn {} {[@var{t_next}, @var{x_next}] =} stormer_verlet (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options})\n@deftypefnx {} {[@var{t_next}, @var{x_next}, @var{x_est}, @var{k}] =} stormer_verlet (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options}, @var{k_vals}, @var{t_next})\nStörmer–Verlet step (order 2, symmetric, symplectic).\n\
-With @var{options}.Explicit = \"yes\" (separable H = T(p) + V(q)) it costs two\n\
-calls of @var{f}, one with @var{k_vals}; otherwise two Newton solves\n\
-(general H), using @var{options}.HamiltonianHessFcn when given.\n\
+With @var{options}.Explicit = \"yes\" (separable H = T(p) + V(q)) it costs three\n\
+calls of @var{f}, two when @var{k_vals} gives the force at @var{x}; @var{x_est}\n\
+four more (@code{[t, x, ~, k] = @dots{}} skips it).  Separability is checked on\n\
+the way (the force at q must not change with p; a change is probed with two\n\
+more calls) and a non-separable @var{f} is the error @code{odepkg:notSeparable}.\n\
+Otherwise two Newton solves (general H), using\n\
+@var{options}.HamiltonianHessFcn when given.\n\
 @var{x} = [q; p] is the state at time @var{t}, @var{f} (@var{t}, [q; p])\n\
 returns [dH/dp; -dH/dq].  @var{x_next} is one step of size @var{dt} (or\n\
 @var{t_next} - @var{t}).  @var{x_est}, computed only when asked, is the result\n\

@@ -5,8 +5,9 @@
 DEFUN_DLD (symplectic_euler, args, nargout,
            "-*- texinfo -*-\n@deftypefn {} {[@var{t_next}, @var{x_next}] =} symplectic_euler (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options})\n@deftypefnx {} {[@var{t_next}, @var{x_next}, @var{x_est}, @var{k}] =} symplectic_euler (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options}, @var{k_vals}, @var{t_next})\nSymplectic Euler step (order 1, symplectic):\n\
 p_1 = p_0 - h dH/dq (q_0, p_1), q_1 = q_0 + h dH/dp (q_0, p_1).\n\
-Explicit for @var{options}.Explicit = \"yes\" (separable H), otherwise one\n\
-Newton solve per step.\n\
+Explicit for @var{options}.Explicit = \"yes\" (separable H: three calls of\n\
+@var{f}, two with @var{k_vals}; separability checked on the way, error\n\
+@code{odepkg:notSeparable}), otherwise one Newton solve per step.\n\
 @var{x} = [q; p] is the state at time @var{t}, @var{f} (@var{t}, [q; p])\n\
 returns [dH/dp; -dH/dq].  @var{x_next} is one step of size @var{dt} (or\n\
 @var{t_next} - @var{t}).  @var{x_est}, computed only when asked, is the result\n\

@@ -73,24 +73,8 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     lie_options (solver, o);
   endif
 
-  ## --- time mode ----------------------------------------------------------
-  if (numel (tspan) == 1)
-    if (isempty (o.TimeStepSize) || isempty (o.TimeStepNumber))
-      error ("odepkg:invalidInput",
-             "%s: a scalar TSPAN needs the options TimeStepSize and TimeStepNumber", solver);
-    endif
-    times = [tspan; tspan + o.TimeStepNumber * o.TimeStepSize];
-    if (! isfinite (times(2)))
-      error ("odepkg:invalidInput",
-             "%s: the end time t0 + TimeStepNumber * TimeStepSize = %g + %g * %g is not a finite number",
-             solver, tspan, o.TimeStepNumber, o.TimeStepSize);
-    endif
-  else
-    times = tspan;
-    if (isempty (o.TimeStepSize) && ! isempty (o.TimeStepNumber))
-      o.TimeStepSize = abs (tspan(end) - tspan(1)) / o.TimeStepNumber;
-    endif
-  endif
+  ## --- time mode (conflicting step options refused) -----------------------
+  [times, o] = odepkg_time_mode (solver, tspan, o, opts);
   if (isempty (o.MaxStep))
     o.MaxStep = 0.1 * abs (times(end) - times(1));
   endif
@@ -152,8 +136,8 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       printf ("Number of Newton iterations:  %d (at most %d per solve)\n",
               st.nnewtoniter, st.maxnewtoniter);
       printf ("Number of LU decompositions:  %d\n", st.ndecomps);
-      printf ("Number of Jacobians:          %d (%d by finite differences)\n",
-              st.njacobians, st.nfdjacobians);
+      printf ("Number of Jacobians:          %d (%s)\n", st.njacobians,
+              differenced_text (solver, o, st));
     endif
     if (st.nhessevals > 0)
       printf ("Number of Hessian calls:      %d\n", st.nhessevals);
@@ -260,6 +244,32 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       out = {t, y, te, ye, ie}(1:nout);
   endswitch
 
+endfunction
+
+## What the Stats line of Jacobians says of those taken by finite
+## differences: of f (H's Hessian, or df/dv for odeRATTLie) and of the
+## constraints, each with the option that would avoid it.
+function txt = differenced_text (solver, o, st)
+  if (st.nfdjacobians == 0)
+    txt = "none by finite differences";
+    return;
+  endif
+  parts = {};
+  nf = st.nfdfcnjacobians;
+  if (nf > 0)
+    if (strcmp (solver, "odeRATTLie"))
+      parts{end+1} = sprintf ("%d of f (its dependence on v)", nf);
+    elseif (isempty (o.HamiltonianHessFcn))
+      parts{end+1} = sprintf ("%d of f (H's Hessian: give HamiltonianHessFcn)", nf);
+    else
+      parts{end+1} = sprintf ("%d of f", nf);
+    endif
+  endif
+  ng = st.nfdjacobians - nf;
+  if (ng > 0)
+    parts{end+1} = sprintf ("%d of the constraints (give ConstraintGradFcn and ConstraintHessFcn)", ng);
+  endif
+  txt = ["by finite differences: " strjoin(parts, ", ")];
 endfunction
 
 ## The P Gauss-node states between the end points of every step (as

@@ -59,6 +59,7 @@ inline octave_scalar_map stats_struct(const Stats& s) {
   m.assign("nfailedsolves", static_cast<double>(s.failed_solves));
   m.assign("njacobians", static_cast<double>(s.jacobian_evals));
   m.assign("nfdjacobians", static_cast<double>(s.fd_jacobians));
+  m.assign("nfdfcnjacobians", static_cast<double>(s.fd_field_jacobians));
   m.assign("ndecomps", static_cast<double>(s.lu_factorizations));
   m.assign("nrankdeficient", static_cast<double>(s.rank_deficient));
   m.assign("maxconstrresidual", s.max_constraint_residual);

@@ -7,6 +7,8 @@
 // k: the force cache at x_next (the p-part of f, or the acceleration), which
 // can be passed back as k_vals to save a call of f.  Extra arguments of f are
 // read from options.funarguments (a cell), as Octave's steppers do.
+// `[t, x, ~, k] = stepper (...)` takes k without x_est: an output ignored
+// with ~ is not computed (the two half steps would triple the calls of f).
 #ifndef ODEPKG_BINDING_STEPPER_DEFUN_H
 #define ODEPKG_BINDING_STEPPER_DEFUN_H
 
@@ -17,9 +19,46 @@
 #include "Settings.h"
 #include "StepperFactory.h"
 
+#include <octave/interpreter.h>
+#include <octave/pt-eval.h>
+
 namespace odepkg::binding {
 
+/// The outputs of the running builtin ignored with ~ (1-based), read from
+/// the evaluator's list of the assignment being evaluated; for as long as it
+/// lives that list is hidden from the callbacks, which would otherwise take
+/// `[~, x] = stepper (...)` as ignoring their own first output (a named F
+/// then returned nothing: "returned a 0x0 unknown").
+class IgnoredOutputs {
+ public:
+  IgnoredOutputs() {
+    octave::interpreter* interp = octave::interpreter::the_interpreter();
+    if (!interp) return;
+    tw_ = &interp->get_evaluator();
+    ignored_ = tw_->ignored_fcn_outputs();
+    saved_ = tw_->lvalue_list();
+    tw_->set_lvalue_list(nullptr);
+  }
+  ~IgnoredOutputs() {
+    if (tw_) tw_->set_lvalue_list(saved_);
+  }
+  IgnoredOutputs(const IgnoredOutputs&) = delete;
+  IgnoredOutputs& operator=(const IgnoredOutputs&) = delete;
+  bool ignored(int k) const {
+    for (octave_idx_type i = 0; i < ignored_.numel(); ++i)
+      if (ignored_(i) == k) return true;
+    return false;
+  }
+
+ private:
+  octave::tree_evaluator* tw_ = nullptr;
+  const std::list<octave::octave_lvalue>* saved_ = nullptr;
+  Matrix ignored_;
+};
+
 inline octave_value_list run_stepper(const char* method, const octave_value_list& args, int nargout) {
+  const IgnoredOutputs outputs;
+  const bool want_estimate = nargout > 2 && !outputs.ignored(3);
   return guarded(method, [&]() -> octave_value_list {
     if (args.length() < 4 || args.length() > 7) print_usage();
     if (!args(0).is_function_handle() && !args(0).is_inline_function())
@@ -45,6 +84,15 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     std::unique_ptr<Stepper> stepper = make_stepper(method, op, s);
     Vec x0 = x;
     check_phase_space_data(*stepper, t, x0, s, method, false);  // McLachlan et al.'s assumptions at x
+    // Explicit RATTLE/SHAKE has no free check of separability within one
+    // step (Störmer–Verlet and symplectic Euler do: SeparabilityProbe):
+    // probed at x, 3 calls of f.
+    if (s.explicit_scheme && dynamic_cast<const Rattle*>(stepper.get())) {
+      Vec fx(n);
+      if (!problem.field(t, x, fx))
+        error_with_id("odepkg:nonFiniteFcn", "%s: F returned a non-finite value at X", method);
+      stepper->check_claims(t, x, fx);
+    }
 
     Point from(n), to(n);
     from.set(t, x);
@@ -59,7 +107,7 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     }
     // A method with its own error estimate (SPVI: Q+1 modes, P+1 nodes) gives
     // x_next and the companion solution x_est = x_next + err in one call.
-    const bool own_estimate = nargout > 2 && stepper->has_error_estimate();
+    const bool own_estimate = want_estimate && stepper->has_error_estimate();
     Vec err(n);
     StepStatus st = own_estimate ? stepper->step_with_error(from, dt, to, err) : stepper->step(from, dt, to);
     if (st != StepStatus::Success)
@@ -67,7 +115,8 @@ inline octave_value_list run_stepper(const char* method, const octave_value_list
     octave_value_list r(nargout > 1 ? nargout : 1);
     r(0) = t + dt;
     if (nargout > 1) r(1) = to_column(to.x);
-    if (nargout > 2) {
+    if (nargout > 2 && !want_estimate) r(2) = Matrix();  // ignored with ~: not computed
+    if (want_estimate) {
       Point mid(n), est(n);
       if (own_estimate) {
         est.x = to.x + err;

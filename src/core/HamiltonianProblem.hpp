@@ -109,6 +109,7 @@ class HamiltonianProblem {
       hess.col(j).tail(d_) = (f_pert_.head(d_) - f_base_.head(d_)) / delta;
     }
     ++stats_.fd_jacobians;
+    ++stats_.fd_field_jacobians;
     return hess.allFinite();
   }
 
@@ -132,6 +133,7 @@ class HamiltonianProblem {
       return block.allFinite();
     }
     ++stats_.fd_jacobians;
+    ++stats_.fd_field_jacobians;
     if (!field(t, x, f_base_)) return false;
     for (int j = 0; j < d_; ++j) {
       const int k = cols * d_ + j;

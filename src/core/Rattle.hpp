@@ -80,6 +80,11 @@ class Rattle final : public Stepper {
     if (general_path_) general_path_->reset();
   }
 
+  /// Separable path ("Explicit"): H = T(p) + V(q) verified (SeparabilityProbe).
+  void check_claims(double t, const ConstVecRef& x, const ConstVecRef& fx) override {
+    if (!general_path_) separable_path_.check_claims(t, x, fx);
+  }
+
   StepStatus step(Point& from, double h, Point& to) override {
     if (general_path_) return general_path_->step(from, h, to);
     return separable_path_.step(from, h, to);

@@ -20,6 +20,7 @@ struct Stats {
   long projection_iterations = 0;  ///< geometric RATTLE: Newton iterations onto M_H (sigma)
   long jacobian_evals = 0;     ///< Jacobians formed (analytic or finite differences)
   long fd_jacobians = 0;       ///< ... of which by finite differences
+  long fd_field_jacobians = 0; ///< ... of those, differences of f (H's Hessian or blocks of it)
   long lu_factorizations = 0;  ///< LU decompositions
   long rank_deficient = 0;     ///< rank-deficient multiplier systems met
   double max_constraint_residual = 0.0;  ///< max |g(q)| over the output

@@ -74,6 +74,16 @@ class Stepper {
     return true;
   }
 
+  /// Verify, before the first step from (t, x) with fx = f(t, x), what the
+  /// scheme assumes of the problem beyond what f says at one point
+  /// ("Explicit": a separable H, SeparabilityProbe); throws InputError when
+  /// it does not hold.  Its calls of f are counted like any other.
+  virtual void check_claims(double t, const ConstVecRef& x, const ConstVecRef& fx) {
+    (void)t;
+    (void)x;
+    (void)fx;
+  }
+
   /// Drop cached factorizations and guesses (after a rejected step, say).
   virtual void reset() {}
 

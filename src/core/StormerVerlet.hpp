@@ -9,6 +9,10 @@
 // for H_p(p_{n+1/2}), one for the force.  With a combined f(t, [q; p]) and a
 // general T two calls are the minimum: each yields H_p or H_q at a point that
 // depends on the previous call's result.
+// The claim of separability is verified (SeparabilityProbe): probed before
+// the first step (check_claims, 2 calls), again when the velocity model's
+// check fails (2 calls, once), and for free on every two-call step, whose
+// first call gives the force at q_n with a new p (a mismatch is probed).
 // Implicit (general H): Newton on p_{n+1/2}, then on q_{n+1}; the values of f
 // needed afterwards come from Newton's last residual evaluation.
 #ifndef ODEPKG_STORMER_VERLET_HPP
@@ -16,6 +20,7 @@
 
 #include "AffineVelocity.hpp"
 #include "ImplicitStage.hpp"
+#include "SeparabilityProbe.hpp"
 #include "Stepper.hpp"
 
 namespace odepkg {
@@ -39,11 +44,17 @@ class StormerVerlet final : public Stepper {
         fq0_(problem.dim()),
         dp_(Vec::Zero(problem.dim())),
         dq_(Vec::Zero(problem.dim())),
-        velocity_(problem.dim()) {
+        velocity_(problem.dim()),
+        separability_(problem.dim()) {
     if (!explicit_) velocity_.disable();
   }
 
   const char* name() const override { return "stormer_verlet"; }
+  void check_claims(double t, const ConstVecRef& x, const ConstVecRef& fx) override {
+    if (!explicit_) return;
+    const SeparabilityProbe::Finding r = separability_.probe(problem_, t, x, fx);
+    if (!r.separable) SeparabilityProbe::refuse(r);
+  }
   int order() const override { return 2; }
   bool symmetric() const override { return true; }
   void reset() override {
@@ -67,11 +78,18 @@ class StormerVerlet final : public Stepper {
     if (velocity_.prepare(problem_, from.t, from.x)) {
       // One call: H_p(p_{n+1/2}) predicted, checked by the call at q_{n+1}.
       y_.head(d) += h * velocity_.predict(y_.tail(d));      // q_{n+1}
-      if (problem_.field(to.t, y_, work_) && velocity_.confirm(y_.tail(d), work_.head(d)))
-        return finish(to, h);
+      if (problem_.field(to.t, y_, work_)) {
+        if (velocity_.confirm(y_.tail(d), work_.head(d))) return finish(to, h);
+        if (!velocity_.active()) recheck(to.t);  // the model failed: H_p moved with q?
+      }
       y_.head(d) = from.x.head(d);  // redo the two-call way (confirm() dropped a wrong model)
     }
     if (!problem_.field(from.t + 0.5 * h, y_, work_)) return StepStatus::NonFinite;
+    // the force at q_n again, with p_{n+1/2}: unchanged for separable H
+    if (compare_forces_ && !SeparabilityProbe::agree(from.force, work_.tail(d))) {
+      recheck(from.t + 0.5 * h);
+      compare_forces_ = false;  // separable there: the force depends on t
+    }
     y_.head(d) += h * work_.head(d);                          // q_{n+1}
     if (!problem_.field(to.t, y_, work_)) return StepStatus::NonFinite;
     return finish(to, h);
@@ -86,6 +104,12 @@ class StormerVerlet final : public Stepper {
     to.x.head(d) = y_.head(d);
     to.x.tail(d) = y_.tail(d) + (0.5 * h) * to.force;
     return to.x.allFinite() ? StepStatus::Success : StepStatus::NonFinite;
+  }
+
+  /// Probe at (t, y_), work_ = f(t, y_) (2 calls); a coupling ends the run.
+  void recheck(double t) {
+    const SeparabilityProbe::Finding r = separability_.probe(problem_, t, y_, work_);
+    if (!r.separable) SeparabilityProbe::refuse(r);
   }
 
   StepStatus step_implicit(Point& from, double h, Point& to) {
@@ -139,6 +163,8 @@ class StormerVerlet final : public Stepper {
   Vec work_, y_, P_, Q_, phi_, a_, fq0_, dp_, dq_;
   double h_prev_ = 0.0;
   AffineVelocity velocity_;
+  SeparabilityProbe separability_;
+  bool compare_forces_ = true;  ///< the free check (off once the force proved t-dependent)
 };
 
 }  // namespace odepkg

@@ -15,11 +15,17 @@
 // system G_1 A G_1^T M = G_1 (A p* + b) exactly: f, G once and g about
 // 2-3 times per step.  Any doubt (model mismatch, slow Newton) falls back to
 // the path above for that step.
+//
+// Separability, the claim of "Explicit", is probed before the first step
+// (check_claims) and when the velocity model's check fails
+// (SeparabilityProbe, 2 calls each); a coupling is an odepkg:notSeparable
+// error.
 #ifndef ODEPKG_CONSTRAINED_SEPARABLE_RATTLE_HPP
 #define ODEPKG_CONSTRAINED_SEPARABLE_RATTLE_HPP
 
 #include "AffineVelocity.hpp"
 #include "ConstraintProjection.hpp"
+#include "SeparabilityProbe.hpp"
 #include "Stepper.hpp"
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/RattleState.hpp"
@@ -40,6 +46,7 @@ class SeparableRattle : private RattleAcceptance {
         m_(shared.m),
         shake_(shared.shake),
         velocity_(shared.d),
+        separability_(shared.d),
         small_(std::max(shared.m, 1), RattleState::rank_tolerance) {
     const int d = d_, m = m_;
     work_.resize(2 * d);
@@ -72,6 +79,12 @@ class SeparableRattle : private RattleAcceptance {
     dp_.resize(d);
     vtmp_.resize(d);
     dq_prev_ = Vec::Zero(d);
+  }
+
+  /// The probe of separability at (t, x), fx = f(t, x): 2 calls of f.
+  void check_claims(double t, const ConstVecRef& x, const ConstVecRef& fx) {
+    const SeparabilityProbe::Finding r = separability_.probe(problem_, t, x, fx);
+    if (!r.separable) SeparabilityProbe::refuse(r);
   }
 
   /// Drop the guesses and the cached T_pp.
@@ -198,7 +211,14 @@ class SeparableRattle : private RattleAcceptance {
 
     // 3. Velocity multipliers: G_1 T_p(pstar - G_1^T M) = 0.
     if (shake_) {
+      // SHAKE leaves G_1 T_p(p_1) = O(h): measured for Stats (one call of f
+      // at the returned point; its force is F_1, the force depending on q only)
       p1_ = pstar_;
+      x2_.head(d) = q1_;
+      x2_.tail(d) = p1_;
+      if (!problem_.field(t1, x2_, work_)) return StepStatus::NonFinite;
+      hid_.noalias() = G1_ * work_.head(d);
+      record_residual(st.max_hidden_residual, inf_norm(hid_), G1_, inf_norm(work_.head(d)));
       to.force = F1_;
     } else {
       TG1_.noalias() = Tpp_ * G1_.transpose();
@@ -356,7 +376,10 @@ class SeparableRattle : private RattleAcceptance {
     x2_.tail(d) = ph_;
     if (!problem_.field(t1, x2_, work_)) return false;
     velocity_.predict(ph_);
-    if (!velocity_.confirm(ph_, work_.head(d))) return false;  // model dropped
+    if (!velocity_.confirm(ph_, work_.head(d))) {  // model dropped: H_p moved with q?
+      if (!velocity_.active()) check_claims(t1, x2_, work_);
+      return false;
+    }
     ++st.newton_solves;
     F1_ = work_.tail(d);
     if (!problem_.constraint_grad(q1_, G1_)) return true;
@@ -364,7 +387,9 @@ class SeparableRattle : private RattleAcceptance {
     pstar_ = ph_ + (0.5 * h) * F1_;
     // 3. Velocity multipliers, linear for affine T_p: G_1 A G_1^T M = G_1 T_p(p*).
     if (shake_) {
-      p1_ = pstar_;
+      p1_ = pstar_;  // G_1 T_p(p_1) = O(h), measured for Stats by the confirmed model
+      hid_.noalias() = G1_ * velocity_.predict(p1_);
+      record_residual(st.max_hidden_residual, inf_norm(hid_), G1_, velocity_.matrix_norm() * inf_norm(p1_));
     } else {
       velocity_.apply(G1_.transpose(), TG1_);
       A_.noalias() = G1_ * TG1_;
@@ -404,6 +429,7 @@ class SeparableRattle : private RattleAcceptance {
   const int d_, m_;
   const bool shake_;
   AffineVelocity velocity_;
+  SeparabilityProbe separability_;
   MinNormSolver small_;
   Vec work_, x2_, gv_;
   Mat G0_, G1_;

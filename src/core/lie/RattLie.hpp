@@ -405,6 +405,7 @@ class RattLie final : public Stepper {
       }
       ++st.jacobian_evals;
       ++st.fd_jacobians;
+      ++st.fd_field_jacobians;
       have_K_ = true;
     }
     Jv_ = M + (0.5 * h) * K_;
