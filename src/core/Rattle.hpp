@@ -65,6 +65,8 @@ class Rattle final : public Stepper {
 
   const char* name() const override { return state_.shake ? "shake" : "rattle"; }
   int order() const override { return 2; }
+  /// RATTLE is symmetric; SHAKE's momenta are not (its map is not its own adjoint).
+  bool symmetric() const override { return !state_.shake; }
 
   void reset() override {
     separable_path_.reset();

@@ -45,6 +45,10 @@ class Stepper {
   virtual const char* name() const = 0;
   /// Classical order p of the method (local error O(h^{p+1})).
   virtual int order() const = 0;
+  /// Phi_{-h} = Phi_h^{-1} (Hairer, Lubich, Wanner, "Geometric Numerical
+  /// Integration", Sect. V.1): the methods the reversible step control
+  /// (ReversibleStepDensity) may wrap.
+  virtual bool symmetric() const { return false; }
 
   /// One step of size h (of either sign) from `from` to `to`.  May fill
   /// `from.force` if it was missing.  Must not allocate.

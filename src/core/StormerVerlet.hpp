@@ -45,6 +45,7 @@ class StormerVerlet final : public Stepper {
 
   const char* name() const override { return "stormer_verlet"; }
   int order() const override { return 2; }
+  bool symmetric() const override { return true; }
   void reset() override {
     stage_p_.reset();
     stage_q_.reset();

@@ -19,6 +19,7 @@ class VelocityVerlet final : public Stepper {
 
   const char* name() const override { return "velocity_verlet"; }
   int order() const override { return 2; }
+  bool symmetric() const override { return true; }
 
   StepStatus step(Point& from, double h, Point& to) override {
     const int d = problem_.dim();
