@@ -204,6 +204,67 @@ endfunction
 %! [t, y] = odeSV (f, [0 1], [1; 0], odepkgset ("TimeStepSize", 1e-3, "Explicit", "yes"), 3);
 %! assert (y(end,1), cos (3), 1e-5);
 
+%!test
+%! ## StepControl "reversible" (Hairer and Soederlind 2005): Kepler e = 0.9
+%! ## over 20 orbits, the energy error of the last tenth at most 1.5 times
+%! ## that of the first; step doubling at the same tolerance drifts
+%! tf = 40*pi;  y0 = kepler_y0 (0.9);
+%! o = odepkgset ("Explicit", "yes", "RelTol", 1e-6, "AbsTol", 1e-6);
+%! for mode = {"reversible", "doubling"}
+%!   sol = odeSV (@kepler, [0 tf], y0, odepkgset (o, "StepControl", mode{1}));
+%!   assert (sol.x(end), tf);
+%!   dH = abs (kepler_energy (sol.y.') - kepler_energy (y0.'));
+%!   first = max (dH(sol.x <= tf/10));  last = max (dH(sol.x >= 0.9*tf));
+%!   if (strcmp (mode{1}, "reversible"))
+%!     assert (last <= 1.5 * first);
+%!     assert (last < 1e-2);
+%!     assert (sol.stats.minstep, min (diff (sol.x(1:end-1))), -1e-9);
+%!     assert (sol.stats.maxstep, max (diff (sol.x(1:end-1))), -1e-9);
+%!     assert (sol.stats.maxstep > 10 * sol.stats.minstep);
+%!     assert (sol.stats.nfailed, 0);
+%!   else
+%!     assert (last > 1.5 * first);   # 1.85 (measured)
+%!   endif
+%! endfor
+%!test
+%! ## reversible: order 2 in eps (InitialStep = eps, the first step), fitted
+%! ## from the error after one period of Kepler e = 0.6; Kepler's own density
+%! ## rho = |q|^(-3/2) through StepDensityFcn, one call per step
+%! G = @(t, x) -1.5 * (x(1:2).' * x(3:4)) / (x(1:2).' * x(1:2));
+%! ep = [4e-3 2e-3 1e-3 5e-4];  err = zeros (size (ep));
+%! for i = 1:numel (ep)
+%!   o = odepkgset ("Explicit", "yes", "StepControl", "reversible", "StepDensityFcn", G, "InitialStep", ep(i));
+%!   sol = odeSV (@kepler, [0 2*pi], kepler_y0 (0.6), o);
+%!   err(i) = norm (sol.y(:,end) - kepler_y0 (0.6));
+%!   assert (sol.x(2), ep(i), 1e-15);
+%!   assert (sol.stats.ndensityevals, sol.stats.nsteps);   # the last step is a side step
+%! endfor
+%! p = polyfit (log (ep), log (err), 1)(1);
+%! assert (p, 2, 0.15);
+%!test
+%! ## reversible with output times: exactly those times, the same step
+%! ## sequence (same end state) as with every step output; implicit scheme
+%! o = odepkgset ("StepControl", "reversible", "RelTol", 1e-5, "AbsTol", 1e-5);
+%! [t1, y1] = odeSV (@kepler, [0 10], kepler_y0 (0.6), o);
+%! [t2, y2] = odeSV (@kepler, [0 1 2.5 5 10], kepler_y0 (0.6), o);
+%! assert (t2, [0; 1; 2.5; 5; 10]);
+%! assert (y2(end,:), y1(end,:), 1e-10);
+%! [t3, y3] = odeSV (@kepler, [0 10], kepler_y0 (0.6), odepkgset (o, "Explicit", "yes"));
+%! assert (y3(end,:), y1(end,:), 1e-9);
+%!test
+%! ## reversible: OutputFcn sees every step and can stop the run
+%! stopper = @(t, y, flag) isempty (flag) && t(end) >= 1;
+%! o = odepkgset ("StepControl", "reversible", "Explicit", "yes", "OutputFcn", stopper);
+%! [t, y] = odeSV (@kepler, [0 10], kepler_y0 (0.6), o);
+%! assert (t(end) >= 1 && t(end - 1) < 1);
+%!error <StepControl "reversible" needs a symmetric method; odeSE is not symmetric> odeSE (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible"))
+%!error <not yet implemented for odeSPVI> odeSPVI (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible"))
+%!error <remove TimeStepSize> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible", "TimeStepSize", 0.1))
+%!error <"StepDensityFcn" must be given with StepControl "reversible"> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepDensityFcn", @(t, x) 0))
+%!error <"Events" is not yet implemented with StepControl "reversible"> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible", "Events", @(t, x) deal (x(1), 0, 0)))
+%!error <option "StepControl" must be one of "doubling", "reversible"> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "symmetric"))
+%!error <StepDensityFcn must return a real scalar> [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible", "StepDensityFcn", @(t, x) x))
+
 %!shared f
 %! f = @(t, x) [x(2); -x(1)];
 %!warning <integration stopped at t = 0.5> [t, y] = odeSV (@(t, x) [x(2); 0 / (t <= 0.5)], [0 1], [1; 0], odepkgset ("TimeStepSize", 0.1, "Explicit", "yes"));

@@ -52,6 +52,10 @@ function T = build ()
       "[value, isterminal, direction] = fcn (t, y): zero crossings located on the method's own steps";
     "Refine", "count", 1, {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeSPVI", "odeRATTLie"}, ...
       "output Refine - 1 more points inside each step, from deval's interpolant";
+    "StepControl", "choice", "doubling", all_, ...
+      "adaptive steps: \"doubling\" (step doubling) or \"reversible\" (time-reversible step density, odeSV/odeVV/odeRATTLE)";
+    "StepDensityFcn", "handle", [], {"odeSV", "odeVV", "odeRATTLE"}, ...
+      "G = fcn (t, y): (d rho/dt) / rho of the step density rho(y) of StepControl \"reversible\" (default rho = |f|)";
     "TimeStepSize", "positive", [], all_, "fixed steps of this size";
     "TimeStepNumber", "count", [], all_, "with a scalar TSPAN: that many fixed steps";
     "HamiltonianFcn", "handle", [], all_, ...
@@ -97,6 +101,8 @@ function T = build ()
         T(i).values = {"q", "qp"};
       case "BaseMethod"
         T(i).values = {"stormer_verlet", "midpoint", "symplectic_euler"};
+      case "StepControl"
+        T(i).values = {"doubling", "reversible"};
     endswitch
   endfor
 
