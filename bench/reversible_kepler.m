@@ -28,19 +28,19 @@ function R = reversible_kepler (orbits = 200, eccentricities = [0.9 0.99])
     endif
     cases = {};
     for h = fixed
-      cases(end+1, :) = {sprintf("fixed h = %g", h), odepkgset (base, "TimeStepSize", h)};
+      cases(end+1, :) = {sprintf("fixed h = %g", h), odepkgset(base, "TimeStepSize", h)};
     endfor
     for tol = [1e-6 1e-8]
-      cases(end+1, :) = {sprintf("step doubling, tol %g", tol), odepkgset (base, "RelTol", tol, "AbsTol", tol)};
+      cases(end+1, :) = {sprintf("step doubling, tol %g", tol), odepkgset(base, "RelTol", tol, "AbsTol", tol)};
     endfor
     for tol = [1e-4 1e-6 1e-8]
       cases(end+1, :) = {sprintf("reversible rho=|f|, tol %g", tol), ...
-                         odepkgset (base, "StepControl", "reversible", "RelTol", tol, "AbsTol", tol)};
+                         odepkgset(base, "StepControl", "reversible", "RelTol", tol, "AbsTol", tol)};
     endfor
     for tol = [1e-4 1e-6 1e-8]
       cases(end+1, :) = {sprintf("reversible rho=|q|^-1.5, tol %g", tol), ...
-                         odepkgset (base, "StepControl", "reversible", "StepDensityFcn", G_kepler, ...
-                                    "RelTol", tol, "AbsTol", tol)};
+                         odepkgset(base, "StepControl", "reversible", "StepDensityFcn", G_kepler, ...
+                                   "RelTol", tol, "AbsTol", tol)};
     endfor
     printf ("\nKepler e = %g, %d orbits (t = %g), odeSV explicit\n", e, orbits, tf);
     printf ("%-34s %10s %10s %8s %9s %9s  %s\n", "case", "steps", "f calls", "time/s", "h min", "h max",
