@@ -24,7 +24,7 @@ function R = reversible_kepler (orbits = 200, eccentricities = [0.9 0.99])
     if (e < 0.95)
       fixed = [1e-3, 2.5e-4];
     else
-      fixed = [1e-4];
+      fixed = [5e-4];   # r = 0.01 at the pericentre: smaller h takes minutes
     endif
     cases = {};
     for h = fixed

@@ -28,8 +28,28 @@
 ## @qcode{"TimeStepNumber"}) fixed steps instead, the last one shortened to
 ## end on tf.  Fixed steps keep the long-time energy behaviour of a
 ## symplectic method; variable steps give it up.
+## @item @var{tspan} = [t0 tf] with @qcode{"StepControl"}, @qcode{"reversible"}:
+## variable steps without energy drift (Hairer and Söderlind, @cite{Explicit,
+## time reversible, adaptive step size control}, SIAM J. Sci. Comput. 26,
+## 2005).  The steps h = eps / rho follow a step density rho carried with
+## the state, rho(n+1/2) = rho(n) + eps/2 G(y(n)), rho(n+1) = rho(n+1/2) +
+## eps/2 G(y(n+1)), with G = (d rho/dt) / rho: the whole map is symmetric, so
+## the energy error stays bounded as with fixed steps while the steps adapt.
+## No step is rejected.  rho(t0) = 1, so eps is the first step:
+## @qcode{"InitialStep"} if given, else the step that step doubling accepts at
+## t0 under @qcode{"RelTol"}/@qcode{"AbsTol"} (the tolerances set the local
+## error at t0, not everywhere).  The default density is the phase-space
+## speed rho = |f(y)| (G by a central difference: 3 more calls of @var{fcn}
+## per step); @qcode{"StepDensityFcn"} gives your own as
+## @code{G = fcn (@var{t}, y)}, one call per step, e.g. rho = |q|^(-3/2) for
+## Kepler's problem: @code{G = -1.5 * (q' * p) / (q' * q)}.
+## @qcode{"MaxStep"} caps the steps; @code{sol.stats} adds @code{minstep},
+## @code{maxstep} and @code{stepdensityeps}.  Not with @qcode{"Events"} (not
+## yet implemented).
 ## @item @var{tspan} with more than two times: output exactly at those times
-## (steps are shortened to land on them; no interpolation).
+## (steps are shortened to land on them; no interpolation).  With
+## @qcode{"StepControl"}, @qcode{"reversible"} an output time gets its own
+## shortened step from the last state, and the steps go on unchanged.
 ## @item scalar @var{tspan} = t0 with @qcode{"TimeStepSize"} h and
 ## @qcode{"TimeStepNumber"} N: N fixed steps, every one output.
 ## @end itemize
@@ -44,6 +64,14 @@
 ## the counts.  If a step fails midway (Newton diverges, step size
 ## underflow, non-finite values), the solution computed so far is returned
 ## with a warning @code{odepkg:integrationFailed} naming t and the cause.
+##
+## Which steps: fixed steps (@qcode{"TimeStepSize"}) when one step size
+## suits the whole run and long times matter; @qcode{"StepControl"},
+## @qcode{"reversible"} when the time scale varies along a long run
+## (eccentric orbits, close encounters): bounded energy error at a fraction
+## of the fixed steps (Kepler e = 0.9, 200 orbits: see README); step doubling
+## (the default) for short runs or a requested local accuracy, where the
+## energy drift does not matter.
 ##
 ## Example:
 ## @example
