@@ -186,6 +186,22 @@ endfunction
 %! assert (max (dE) < 1e-3);
 %! assert (max (dE(end-2000:end)) < 1.5 * max (dE(1:2000)));
 %!test
+%! ## StepControl "reversible" (Hairer and Soederlind 2005): a pendulum
+%! ## released 0.05 rad from the top (slow there, fast at the bottom):
+%! ## constraints at round-off, no energy drift (last tenth <= 1.5 x first)
+%! o = pendulum_opts ("Explicit", "yes", "StepControl", "reversible", "RelTol", 1e-5, "AbsTol", 1e-5);
+%! y0 = [sin(0.05); cos(0.05); 0; 0];
+%! sol = odeRATTLE (@pendulum, [0 200], y0, o);
+%! y = sol.y.';
+%! assert (sol.x(end), 200);
+%! assert (max (abs (sum (y(:,1:2).^2, 2) - 1)) < 1e-13);
+%! assert (max (abs (sum (y(:,1:2) .* y(:,3:4), 2))) < 1e-13);
+%! dE = abs (pendulum_energy (y) - pendulum_energy (y(1,:)));
+%! assert (max (dE(sol.x >= 180)) <= 1.5 * max (dE(sol.x <= 20)));
+%! assert (sol.stats.maxstep > 1.5 * sol.stats.minstep);
+%!error <odeSHAKE is not symmetric> odeSHAKE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("StepControl", "reversible"))
+%!error <not yet implemented for the geometric RATTLE> odeRATTLE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("StepControl", "reversible", "BaseMethod", "midpoint"))
+%!test
 %! ## order 2, fitted over four step sizes against a fine reference
 %! o = pendulum_opts ("Explicit", "yes");
 %! y0 = [sin(1); -cos(1); 0; 0];

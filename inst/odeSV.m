@@ -49,8 +49,28 @@
 ## @qcode{"TimeStepNumber"}) fixed steps instead, the last one shortened to
 ## end on tf.  Fixed steps keep the long-time energy behaviour of a
 ## symplectic method; variable steps give it up.
+## @item @var{tspan} = [t0 tf] with @qcode{"StepControl"}, @qcode{"reversible"}:
+## variable steps without energy drift (Hairer and Söderlind, @cite{Explicit,
+## time reversible, adaptive step size control}, SIAM J. Sci. Comput. 26,
+## 2005).  The steps h = eps / rho follow a step density rho carried with
+## the state, rho(n+1/2) = rho(n) + eps/2 G(y(n)), rho(n+1) = rho(n+1/2) +
+## eps/2 G(y(n+1)), with G = (d rho/dt) / rho: the whole map is symmetric, so
+## the energy error stays bounded as with fixed steps while the steps adapt.
+## No step is rejected.  rho(t0) = 1, so eps is the first step:
+## @qcode{"InitialStep"} if given, else the step that step doubling accepts at
+## t0 under @qcode{"RelTol"}/@qcode{"AbsTol"} (the tolerances set the local
+## error at t0, not everywhere).  The default density is the phase-space
+## speed rho = |f(y)| (G by a central difference: 3 more calls of @var{fcn}
+## per step); @qcode{"StepDensityFcn"} gives your own as
+## @code{G = fcn (@var{t}, y)}, one call per step, e.g. rho = |q|^(-3/2) for
+## Kepler's problem: @code{G = -1.5 * (q' * p) / (q' * q)}.
+## @qcode{"MaxStep"} caps the steps; @code{sol.stats} adds @code{minstep},
+## @code{maxstep} and @code{stepdensityeps}.  Not with @qcode{"Events"} (not
+## yet implemented).
 ## @item @var{tspan} with more than two times: output exactly at those times
-## (steps are shortened to land on them; no interpolation).
+## (steps are shortened to land on them; no interpolation).  With
+## @qcode{"StepControl"}, @qcode{"reversible"} an output time gets its own
+## shortened step from the last state, and the steps go on unchanged.
 ## @item scalar @var{tspan} = t0 with @qcode{"TimeStepSize"} h and
 ## @qcode{"TimeStepNumber"} N: N fixed steps, every one output.
 ## @end itemize
@@ -65,6 +85,14 @@
 ## the counts.  If a step fails midway (Newton diverges, step size
 ## underflow, non-finite values), the solution computed so far is returned
 ## with a warning @code{odepkg:integrationFailed} naming t and the cause.
+##
+## Which steps: fixed steps (@qcode{"TimeStepSize"}) when one step size
+## suits the whole run and long times matter; @qcode{"StepControl"},
+## @qcode{"reversible"} when the time scale varies along a long run
+## (eccentric orbits, close encounters): bounded energy error at a fraction
+## of the fixed steps (Kepler e = 0.9, 200 orbits: see README); step doubling
+## (the default) for short runs or a requested local accuracy, where the
+## energy drift does not matter.
 ##
 ## Example:
 ## @example
@@ -289,6 +317,67 @@ endfunction
 %! f = @(t, x, w) [x(2); -w^2 * x(1)];
 %! [t, y] = odeSV (f, [0 1], [1; 0], odepkgset ("TimeStepSize", 1e-3, "Explicit", "yes"), 3);
 %! assert (y(end,1), cos (3), 1e-5);
+
+%!test
+%! ## StepControl "reversible" (Hairer and Soederlind 2005): Kepler e = 0.9
+%! ## over 20 orbits, the energy error of the last tenth at most 1.5 times
+%! ## that of the first; step doubling at the same tolerance drifts
+%! tf = 40*pi;  y0 = kepler_y0 (0.9);
+%! o = odepkgset ("Explicit", "yes", "RelTol", 1e-6, "AbsTol", 1e-6);
+%! for mode = {"reversible", "doubling"}
+%!   sol = odeSV (@kepler, [0 tf], y0, odepkgset (o, "StepControl", mode{1}));
+%!   assert (sol.x(end), tf);
+%!   dH = abs (kepler_energy (sol.y.') - kepler_energy (y0.'));
+%!   first = max (dH(sol.x <= tf/10));  last = max (dH(sol.x >= 0.9*tf));
+%!   if (strcmp (mode{1}, "reversible"))
+%!     assert (last <= 1.5 * first);
+%!     assert (last < 1e-2);
+%!     assert (sol.stats.minstep, min (diff (sol.x(1:end-1))), -1e-9);
+%!     assert (sol.stats.maxstep, max (diff (sol.x(1:end-1))), -1e-9);
+%!     assert (sol.stats.maxstep > 10 * sol.stats.minstep);
+%!     assert (sol.stats.nfailed, 0);
+%!   else
+%!     assert (last > 1.5 * first);   # 1.85 (measured)
+%!   endif
+%! endfor
+%!test
+%! ## reversible: order 2 in eps (InitialStep = eps, the first step), fitted
+%! ## from the error after one period of Kepler e = 0.6; Kepler's own density
+%! ## rho = |q|^(-3/2) through StepDensityFcn, one call per step
+%! G = @(t, x) -1.5 * (x(1:2).' * x(3:4)) / (x(1:2).' * x(1:2));
+%! ep = [4e-3 2e-3 1e-3 5e-4];  err = zeros (size (ep));
+%! for i = 1:numel (ep)
+%!   o = odepkgset ("Explicit", "yes", "StepControl", "reversible", "StepDensityFcn", G, "InitialStep", ep(i));
+%!   sol = odeSV (@kepler, [0 2*pi], kepler_y0 (0.6), o);
+%!   err(i) = norm (sol.y(:,end) - kepler_y0 (0.6));
+%!   assert (sol.x(2), ep(i), 1e-15);
+%!   assert (sol.stats.ndensityevals, sol.stats.nsteps);   # the last step is a side step
+%! endfor
+%! p = polyfit (log (ep), log (err), 1)(1);
+%! assert (p, 2, 0.15);
+%!test
+%! ## reversible with output times: exactly those times, the same step
+%! ## sequence (same end state) as with every step output; implicit scheme
+%! o = odepkgset ("StepControl", "reversible", "RelTol", 1e-5, "AbsTol", 1e-5);
+%! [t1, y1] = odeSV (@kepler, [0 10], kepler_y0 (0.6), o);
+%! [t2, y2] = odeSV (@kepler, [0 1 2.5 5 10], kepler_y0 (0.6), o);
+%! assert (t2, [0; 1; 2.5; 5; 10]);
+%! assert (y2(end,:), y1(end,:), 1e-10);
+%! [t3, y3] = odeSV (@kepler, [0 10], kepler_y0 (0.6), odepkgset (o, "Explicit", "yes"));
+%! assert (y3(end,:), y1(end,:), 1e-9);
+%!test
+%! ## reversible: OutputFcn sees every step and can stop the run
+%! stopper = @(t, y, flag) isempty (flag) && t(end) >= 1;
+%! o = odepkgset ("StepControl", "reversible", "Explicit", "yes", "OutputFcn", stopper);
+%! [t, y] = odeSV (@kepler, [0 10], kepler_y0 (0.6), o);
+%! assert (t(end) >= 1 && t(end - 1) < 1);
+%!error <StepControl "reversible" needs a symmetric method; odeSE is not symmetric> odeSE (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible"))
+%!error <not yet implemented for odeSPVI> odeSPVI (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible"))
+%!error <remove TimeStepSize> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible", "TimeStepSize", 0.1))
+%!error <"StepDensityFcn" must be given with StepControl "reversible"> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepDensityFcn", @(t, x) 0))
+%!error <"Events" is not yet implemented with StepControl "reversible"> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible", "Events", @(t, x) deal (x(1), 0, 0)))
+%!error <option "StepControl" must be one of "doubling", "reversible"> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "symmetric"))
+%!error <StepDensityFcn must return a real scalar> [t, y] = odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("StepControl", "reversible", "StepDensityFcn", @(t, x) x))
 
 %!shared f
 %! f = @(t, x) [x(2); -x(1)];

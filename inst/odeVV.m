@@ -77,6 +77,18 @@ endfunction
 %! assert (sol.y(:,end), [q; v], 1e-13);
 %! assert (sol.stats.nfevals, N + 1);
 %!test
+%! ## StepControl "reversible": for Kepler (separable, T = |v|^2/2) velocity
+%! ## Verlet is explicit Stormer-Verlet, so the steps and states agree
+%! kepler = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%! y0 = [0.1; 0; 0; sqrt(19)];
+%! o = odepkgset ("StepControl", "reversible", "RelTol", 1e-6, "AbsTol", 1e-6);
+%! vv = odeVV (kepler, [0 20*pi], y0, o);
+%! sv = odeSV (kepler, [0 20*pi], y0, odepkgset (o, "Explicit", "yes"));
+%! assert (vv.stats.nsteps, sv.stats.nsteps);
+%! assert (vv.x, sv.x, 1e-10);
+%! assert (vv.y, sv.y, 1e-8);
+%! assert (vv.stats.nfevals, 1 + 4 * (vv.stats.nsteps - 1) + 1, 30);
+%!test
 %! ## order 2 on the harmonic oscillator (closed form), slope over 4 step sizes
 %! f = @(t, x) [x(2); -x(1)];
 %! h = [0.04 0.02 0.01 0.005];  err = zeros (size (h));

@@ -53,6 +53,11 @@
 ## bounded.  Adaptive steps (step doubling) cost 3 times as much per step
 ## (odeSV explicit: 3 to 4 fcn) and the energy error drifts; @code{odeSPVI}
 ## estimates with its own higher-order step instead.
+## @qcode{"StepControl"}, @qcode{"reversible"} (odeSV, odeVV, odeRATTLE):
+## variable steps from a time-reversible step density (Hairer and Söderlind
+## 2005) that keep the bounded energy error of fixed steps; 3 more fcn per
+## step for the default density |f|, one call of @qcode{"StepDensityFcn"}
+## with your own.  Use it for long runs whose time scale varies.
 ## @end itemize
 ##
 ## @strong{Time modes.}

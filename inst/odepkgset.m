@@ -22,6 +22,14 @@
 ## @qcode{"yes"} for separable H = T(p) + V(q): explicit schemes, fewest calls.
 ## @item @qcode{"TimeStepSize"}, @qcode{"TimeStepNumber"}
 ## Fixed steps of this size; with a scalar @var{tspan}, that many of them.
+## @item @qcode{"StepControl"}
+## Adaptive steps by @qcode{"doubling"} (default: step doubling, the energy
+## error drifts) or @qcode{"reversible"} (odeSV, odeVV, odeRATTLE: a
+## time-reversible step density, Hairer and Söderlind 2005, no drift).
+## @item @qcode{"StepDensityFcn"}
+## With @qcode{"reversible"}: @code{G = fcn (@var{t}, y)}, the logarithmic
+## derivative (d rho/dt) / rho of your step density rho(y) along the
+## solution (steps h = eps / rho); default rho = |f(y)|.
 ## @item @qcode{"HamiltonianHessFcn"}
 ## @code{@var{H} = fcn (@var{t}, [q; p])}, the 2d-by-2d Hessian of H in (q, p)
 ## order, used for Newton's Jacobian (finite differences otherwise).

@@ -11,7 +11,9 @@
 #include "binding/OutputGuard.h"
 #include "binding/PhaseSpaceChecks.h"
 #include "binding/Settings.h"
+#include "binding/StepDensityCallback.h"
 #include "binding/StepperFactory.h"
+#include "ReversibleIntegrator.hpp"
 #include "ConstraintProjection.hpp"
 
 #include <octave/oct.h>
@@ -168,9 +170,23 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
         events = std::make_unique<EventLocator> (*stepper, octave_events->callback (), k);
         integrator.set_events (events.get ());
       }
+    // StepControl "reversible": the symmetric stepper under the step
+    // density of Hairer and Söderlind 2005 (ReversibleIntegrator.hpp).
+    std::unique_ptr<OctaveStepDensity> density;
+    std::unique_ptr<ReversibleIntegrator> reversible;
+    if (s.reversible)
+      {
+        if (events)
+          error_with_id ("odepkg:invalidOption",
+                         "%s: option \"Events\" is not yet implemented with StepControl \"reversible\"", who);
+        if (s.step_density.is_defined ())
+          density = std::make_unique<OctaveStepDensity> (s.step_density, extra, who);
+        reversible = std::make_unique<ReversibleIntegrator> (*stepper, s.integrator, density.get ());
+      }
     out.init (times(0), times(times.size () - 1), x0);
     const IntegrationResult res
-      = integrator.run (times, x0, *observer, [] () { octave_quit (); }, &f0);
+      = reversible ? reversible->run (times, x0, *observer, [] () { octave_quit (); }, &f0)
+                   : integrator.run (times, x0, *observer, [] () { octave_quit (); }, &f0);
     out.done ();
 
     // A composition's rank deficiencies are its base method's.
@@ -201,6 +217,17 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
       }
     else
       r(5) = r(6) = r(7) = Matrix (0, 0);
+    if (reversible)
+      {
+        octave_scalar_map st = r(2).scalar_map_value ();
+        st.assign ("minstep", reversible->min_step () <= reversible->max_step ()
+                              ? reversible->min_step () : 0.0);
+        st.assign ("maxstep", reversible->max_step ());
+        st.assign ("stepdensityeps", std::abs (reversible->eps ()));
+        if (density)
+          st.assign ("ndensityevals", static_cast<double> (density->calls ()));
+        r(2) = st;
+      }
     return r;
   });
 }

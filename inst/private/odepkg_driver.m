@@ -142,6 +142,10 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     if (st.nhessevals > 0)
       printf ("Number of Hessian calls:      %d\n", st.nhessevals);
     endif
+    if (isfield (st, "minstep"))       # StepControl "reversible"
+      printf ("Step sizes:                   %g to %g (eps = %g)\n", st.minstep, st.maxstep,
+              st.stepdensityeps);
+    endif
   endif
 
   ## Refine (ode45's meaning): with every step output, Refine - 1 more

@@ -53,6 +53,10 @@ function T = build ()
       "[value, isterminal, direction] = fcn (t, y): zero crossings located on the method's own steps";
     "Refine", "count", 1, {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeSPVI", "odeRATTLie"}, ...
       "output Refine - 1 more points inside each step, from deval's interpolant";
+    "StepControl", "choice", "doubling", all_, ...
+      "adaptive steps: \"doubling\" (step doubling) or \"reversible\" (time-reversible step density, odeSV/odeVV/odeRATTLE)";
+    "StepDensityFcn", "handle", [], {"odeSV", "odeVV", "odeRATTLE"}, ...
+      "G = fcn (t, y): (d rho/dt) / rho of the step density rho(y) of StepControl \"reversible\" (default rho = |f|)";
     "TimeStepSize", "positive", [], all_, "fixed steps of this size";
     "TimeStepNumber", "count", [], all_, "with a scalar TSPAN: that many fixed steps";
     "HamiltonianFcn", "handle", [], all_, ...
@@ -107,6 +111,8 @@ function T = build ()
       case "Composition"             # the tables of src/core/composition/CompositionTables.hpp
         T(i).values = {"TripleJump4", "Suzuki4", "McLachlan4", "Yoshida6", "KahanLi6", ...
                        "McLachlan8", "KahanLi8", "SofroniouSpaletta10"};
+      case "StepControl"
+        T(i).values = {"doubling", "reversible"};
     endswitch
   endfor
 

@@ -86,8 +86,46 @@ function o = odepkg_options (solver, opts, n)
     error ("odepkg:unsupportedOption",
            "odeRATTLie: options Composition and Order (composition methods) are not yet available for odeRATTLie; they are for odeSV, odeVV and odeRATTLE");
   endif
+  reversible_step_control (solver, o);
   honoured_or_refused (solver, opts, T);
 
+endfunction
+
+## StepControl "reversible" (Hairer and Söderlind 2005) needs a symmetric
+## method and its own steps: refused, with the reason, elsewhere.
+function reversible_step_control (solver, o)
+  if (! isempty (o.StepDensityFcn) && ! strcmp (o.StepControl, "reversible"))
+    bad (solver, "StepDensityFcn", 'given with StepControl "reversible"');
+  endif
+  if (! strcmp (o.StepControl, "reversible"))
+    return;
+  endif
+  switch (solver)
+    case {"odeSE", "odeSHAKE"}
+      error ("odepkg:unsupportedOption",
+             '%s: StepControl "reversible" needs a symmetric method; %s is not symmetric (use odeSV or odeRATTLE)',
+             solver, solver);
+    case {"odeSPVI", "odeRATTLie"}
+      error ("odepkg:unsupportedOption",
+             '%s: StepControl "reversible" is not yet implemented for %s (it is for odeSV, odeVV and odeRATTLE)',
+             solver, solver);
+    case "odeRATTLE"
+      if (! strcmp (o.ConstraintVariables, "q")
+          || ! (isempty (o.BaseMethod) || strcmp (o.BaseMethod, "stormer_verlet")))
+        error ("odepkg:unsupportedOption",
+               '%s: StepControl "reversible" is not yet implemented for the geometric RATTLE (ConstraintVariables "qp" or a BaseMethod): only for the classical RATTLE',
+               solver);
+      endif
+  endswitch
+  if (! isempty (o.TimeStepSize) || ! isempty (o.TimeStepNumber))
+    error ("odepkg:invalidOption",
+           '%s: StepControl "reversible" chooses the steps itself: remove TimeStepSize and TimeStepNumber',
+           solver);
+  endif
+  if (! isempty (o.Events))
+    error ("odepkg:unsupportedOption",
+           '%s: option "Events" is not yet implemented with StepControl "reversible"', solver);
+  endif
 endfunction
 
 function bad (solver, name, what)

@@ -45,6 +45,8 @@ struct Settings {
   const composition::CompositionTable* composition = nullptr;
   octave_value output_fcn;
   octave_value events;  ///< odeset's Events function (empty: none)
+  bool reversible = false;  ///< StepControl "reversible" (Hairer–Söderlind step density)
+  octave_value step_density;  ///< StepDensityFcn: G = (d rho/dt) / rho (empty: rho = |f|)
   Array<octave_idx_type> output_sel;  ///< zero-based; empty: all components
 };
 
@@ -230,6 +232,11 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   s.extremes = r.matrix("Extremes");
   s.output_fcn = r.function("OutputFcn");
   s.events = r.function("Events");
+  s.reversible = r.choice("StepControl", {"doubling", "reversible"}, "doubling") == "reversible";
+  s.step_density = r.function("StepDensityFcn");
+  if (s.step_density.is_defined() && !s.reversible)
+    error_with_id("odepkg:invalidOption",
+                  "%s: option \"StepDensityFcn\" is for StepControl \"reversible\"", who.c_str());
   if (r.has("OutputSel")) {
     const octave_value v = r.get("OutputSel");
     if (!v.isnumeric() || !v.isreal()) r.bad("OutputSel", "a vector of state indices");

@@ -45,7 +45,6 @@ class Stepper {
   virtual const char* name() const = 0;
   /// Classical order p of the method (local error O(h^{p+1})).
   virtual int order() const = 0;
-
   /// One step of size h (of either sign) from `from` to `to`.  May fill
   /// `from.force` if it was missing.  Must not allocate.
   virtual StepStatus step(Point& from, double h, Point& to) = 0;
@@ -89,7 +88,8 @@ class Stepper {
 
   /// The map is symmetric, Phi_h^{-1} = Phi_{-h} (Hairer, Lubich, Wanner,
   /// "Geometric Numerical Integration", Sect. V.1): only then does a
-  /// symmetric composition raise its order (CompositionStepper).
+  /// symmetric composition raise its order (CompositionStepper), and only
+  /// then may the reversible step control (ReversibleStepDensity) wrap it.
   virtual bool symmetric() const { return false; }
 
   /// Newton's warm start, for composition methods: the state (of

@@ -1,0 +1,243 @@
+// ReversibleIntegrator.hpp — the run path of the time-reversible adaptive
+// step control (StepControl "reversible"): a symmetric stepper whose steps
+// follow a step density (ReversibleStepDensity, Hairer and Söderlind 2005),
+// with the outputs, observer, interrupt hook, statistics and partial results
+// of Integrator.  No step is ever rejected: the step sequence must stay a
+// function of the state for the map to be reversible.
+//
+// eps: h_0 = eps / rho_0 with rho_0 = 1, so eps is the first step.  It is
+// InitialStep when given; otherwise the step that step doubling would accept
+// at t0 under RelTol/AbsTol (its error estimate brought to within [0.3, 1]
+// of the tolerance by the standard controller, trial steps not taken).  The
+// tolerance thus fixes the local error at t0; elsewhere the density sets
+// the steps, and the energy error stays bounded instead of drifting.
+//
+// Output at requested times (more than two TIMES): a time t_k that the next
+// step would reach or pass is output from a separate, shortened step
+// Phi_{t_k - t_n}(y_n); the reversible sequence of steps goes on from y_n
+// unchanged.  The last output (tf) is such a step too.
+#ifndef ODEPKG_REVERSIBLE_INTEGRATOR_HPP
+#define ODEPKG_REVERSIBLE_INTEGRATOR_HPP
+
+#include "InitialStep.hpp"
+#include "Integrator.hpp"
+#include "ReversibleStepDensity.hpp"
+#include "StepDoubling.hpp"
+#include "Stepper.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+namespace odepkg {
+
+class ReversibleIntegrator {
+ public:
+  /// `rate` = the control function G (nullptr: FieldSpeedDensity, rho = |f|).
+  ReversibleIntegrator(Stepper& stepper, IntegratorOptions opts, StepDensityRate* rate = nullptr)
+      : stepper_(stepper),
+        problem_(stepper.problem()),
+        opts_(std::move(opts)),
+        cur_(problem_.state_size()),
+        next_(problem_.state_size()),
+        out_(problem_.state_size()) {
+    if (!stepper.symmetric())
+      throw InputError("invalidOption",
+                       std::string("the reversible step control needs a symmetric method; \"") +
+                           stepper.name() + "\" is not symmetric");
+    if (opts_.fixed_step > 0.0)
+      throw InputError("invalidOption",
+                       "the reversible step control chooses the steps itself: remove TimeStepSize "
+                       "(and TimeStepNumber) or use the default StepControl \"doubling\"");
+    if (rate) {
+      rate_ = rate;
+    } else {
+      default_rate_ = std::make_unique<FieldSpeedDensity>(problem_);
+      rate_ = default_rate_.get();
+    }
+  }
+
+  /// As Integrator::run.  `f0` = f(t0, x0) if the caller has it.
+  IntegrationResult run(const ConstVecRef& times, const ConstVecRef& x0, Observer& observer,
+                        const Integrator::InterruptHook& interrupt = nullptr, const Vec* f0 = nullptr) {
+    const Eigen::Index nt = times.size();
+    if (nt < 2) throw InputError("invalidInput", "at least two times are needed");
+    const double tf = times(nt - 1);
+    const double direction = tf >= times(0) ? 1.0 : -1.0;
+    const bool every_step = nt == 2;
+    check_span(times);
+    cur_.set(times(0), x0);
+    if (f0) {
+      cur_.force = f0->tail(problem_.dim());
+      cur_.has_force = true;
+    }
+    IntegrationResult res;
+    res.t = cur_.t;
+    min_step_ = std::numeric_limits<double>::infinity();
+    max_step_taken_ = 0.0;
+    if (!observer(cur_.t, cur_.x)) return stopped(res);
+
+    double h0 = opts_.initial_step > 0.0 ? opts_.initial_step : tolerance_step(direction, f0);
+    h0 = std::min(h0, opts_.max_step);
+    eps_ = direction * h0;
+    ReversibleStepDensity density(*rate_, eps_, opts_.max_step);
+    if (!density.start(cur_.t, cur_.x)) return failed(res, "the step density's control function G failed");
+
+    Stats& st = problem_.stats();
+    Eigen::Index k = 1;  // next requested time
+    for (;;) {
+      if (interrupt) interrupt();
+      double h = 0.0;
+      if (!density.half_step(h)) {
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "the step density became %g (rho_n = %g, G = %g, eps = %g): it varies too fast "
+                      "for this eps; lower RelTol or InitialStep",
+                      density.rho_half(), density.rho(), density.G(), eps_);
+        return failed(res, buf);
+      }
+      // The requested times this step would reach: each from its own
+      // shortened step, the last (tf) ending the run.
+      while (direction * (cur_.t + h - times(k)) >= 0.0) {
+        const bool last = k == nt - 1;
+        if (!output_step(times(k), last ? &st : nullptr, res)) return res;
+        if (last) {
+          if (!observer(out_.t, out_.x)) return stopped(res);
+          res.t = out_.t;
+          return res;
+        }
+        if (!observer(out_.t, out_.x)) return stopped(res);
+        ++k;
+      }
+      if (!(std::abs(h) >= Integrator::time_resolution(cur_.t, tf))) {
+        char buf[240];
+        std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g", std::abs(h),
+                      Integrator::time_resolution(cur_.t, tf), cur_.t);
+        return failed(res, buf);
+      }
+      const StepStatus s = stepper_.step(cur_, h, next_);
+      if (s != StepStatus::Success) return failed(res, s, h);
+      if (!next_.x.allFinite()) return failed(res, StepStatus::NonFinite, h);
+      next_.t = cur_.t + h;
+      if (!density.finish(next_.t, next_.x))
+        return failed(res, "the step density's control function G failed");
+      std::swap(cur_, next_);
+      ++st.steps;
+      min_step_ = std::min(min_step_, std::abs(h));
+      max_step_taken_ = std::max(max_step_taken_, std::abs(h));
+      if (every_step && !observer(cur_.t, cur_.x)) return stopped(res);
+    }
+  }
+
+  const Point& current() const { return cur_; }
+  double eps() const { return eps_; }
+  /// Smallest and largest step of the density (the shortened output steps
+  /// not counted); min > max when no step was taken.
+  double min_step() const { return min_step_; }
+  double max_step() const { return max_step_taken_; }
+
+ private:
+  // The shortened step Phi_{target - t_n}(y_n) into out_ (y_n itself when
+  // target is within the time resolution of t_n).  `st` non-null: the run's
+  // last step, counted.
+  bool output_step(double target, Stats* st, IntegrationResult& res) {
+    const double h = target - cur_.t;
+    if (std::abs(h) < Integrator::time_resolution(cur_.t, target)) {
+      out_.t = target;
+      out_.x = cur_.x;
+      return true;
+    }
+    const StepStatus s = stepper_.step(cur_, h, out_);
+    if (s != StepStatus::Success || !out_.x.allFinite()) {
+      failed(res, s == StepStatus::Success ? StepStatus::NonFinite : s, h);
+      return false;
+    }
+    out_.t = target;
+    if (st) ++st->steps;
+    return true;
+  }
+
+  // The step that step doubling accepts at t0: from the initial-step
+  // heuristic of Hairer, Nørsett and Wanner I, Sect. II.4, corrected by the
+  // standard controller until the estimate is within [0.3, 1] of the
+  // tolerance (at most 20 trials; a failed trial halves the step).
+  double tolerance_step(double direction, const Vec* f0) {
+    Vec f(problem_.state_size());
+    if (f0)
+      f = *f0;
+    else if (!problem_.field(cur_.t, cur_.x, f))
+      return 1e-6;
+    const int p = stepper_.order();
+    double h = initial_step(problem_, opts_.norm, p, cur_.t, cur_.x, f, direction);
+    h = std::min(h, opts_.max_step);
+    StepDoubling doubling(stepper_);
+    Point trial(problem_.state_size());
+    double accepted = 0.0;
+    for (int i = 0; i < 20; ++i) {
+      StepStatus s = doubling.attempt(cur_, direction * h, trial);
+      if (s == StepStatus::Success && !trial.x.allFinite()) s = StepStatus::NonFinite;
+      if (s != StepStatus::Success) {
+        stepper_.reset();
+        h *= 0.5;
+        continue;
+      }
+      const double err = opts_.norm(doubling.error(), trial.x, cur_.x);
+      if (err <= 1.0) accepted = h;
+      if (err <= 1.0 && (err >= 0.3 || h >= opts_.max_step)) break;
+      const double fac = err == 0.0 ? 5.0 : 0.9 * std::pow(err, -1.0 / (p + 1));
+      h = std::min(h * std::min(5.0, std::max(0.2, fac)), opts_.max_step);
+    }
+    stepper_.reset();
+    return accepted > 0.0 ? accepted : h;
+  }
+
+  void check_span(const ConstVecRef& times) const {
+    const Eigen::Index nt = times.size();
+    for (Eigen::Index k = 1; k < nt; ++k)
+      if (!(std::abs(times(k) - times(k - 1)) >= Integrator::time_resolution(times(k - 1), times(k))))
+        throw InputError("invalidInput", "TSPAN's times are closer than the time resolution 16 eps(t)");
+    const double res = Integrator::time_resolution(times(0), times(nt - 1));
+    if (opts_.initial_step > 0.0 && opts_.initial_step < res)
+      throw InputError("invalidInput", "InitialStep is below the time resolution 16 eps(t) of the span");
+    if (opts_.max_step < res)
+      throw InputError("invalidInput", "MaxStep is below the time resolution 16 eps(t) of the span");
+  }
+
+  IntegrationResult stopped(IntegrationResult& r) {
+    r.outcome = IntegrationResult::Outcome::StoppedByObserver;
+    r.t = cur_.t;
+    return r;
+  }
+
+  IntegrationResult failed(IntegrationResult& r, const char* why) {
+    r.outcome = IntegrationResult::Outcome::Failed;
+    r.message = why;
+    r.t = cur_.t;
+    return r;
+  }
+
+  IntegrationResult failed(IntegrationResult& r, StepStatus s, double h) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "%s in the step of size %g from t = %.17g (the reversible step control rejects no "
+                  "step: lower RelTol or InitialStep)",
+                  describe(s), std::abs(h), cur_.t);
+    return failed(r, buf);
+  }
+
+  Stepper& stepper_;
+  HamiltonianProblem& problem_;
+  IntegratorOptions opts_;
+  std::unique_ptr<FieldSpeedDensity> default_rate_;
+  StepDensityRate* rate_ = nullptr;
+  Point cur_, next_, out_;
+  double eps_ = 0.0;
+  double min_step_ = std::numeric_limits<double>::infinity();
+  double max_step_taken_ = 0.0;
+};
+
+}  // namespace odepkg
+
+#endif

@@ -1,0 +1,146 @@
+// ReversibleStepDensity.hpp — explicit, time-reversible step size control for
+// symmetric one-step methods (Hairer and Söderlind, "Explicit, time reversible,
+// adaptive step size control", SIAM J. Sci. Comput. 26 (2005); Hairer,
+// Lubich, Wanner, "Geometric Numerical Integration", 2nd ed., Sect. VIII.3).
+//
+// Steps h = eps / rho follow a step density rho carried along with the
+// state.  For a density rho(y) the exact solution satisfies, in the time
+// variable tau with dt/dtau = 1/rho,
+//     d rho / d tau = G(y),   G(y) = (d rho/dt) / rho = d log rho(y(t)) / dt,
+// which needs only G, not rho itself (any multiple c rho solves the same
+// equation: rho_0 = 1 and the scale lives in eps).  One step of the
+// symmetric method Phi from (y_n, rho_n) is
+//     rho_{n+1/2} = rho_n + (eps/2) G(y_n)
+//     y_{n+1}     = Phi_{h_n}(y_n),   h_n = eps / rho_{n+1/2}
+//     rho_{n+1}   = rho_{n+1/2} + (eps/2) G(y_{n+1}),
+// the leapfrog form rho_{n+1/2} = rho_{n-1/2} + eps G(y_n) of the paper
+// written as a one-step map.  Its inverse is the same map with -eps
+// (Phi_{-h} = Phi_h^{-1} for a symmetric Phi): the map is symmetric, hence
+// time reversible, and of order 2 in eps; G at y_{n+1} serves the next step.
+// Nothing here knows which symmetric method Phi is: any Stepper whose
+// symmetric() is true can be wrapped (Störmer–Verlet, velocity Verlet,
+// RATTLE, and later symmetric compositions of higher order).
+//
+// |h_n| is capped at MaxStep: h = min(eps/rho_{n+1/2}, MaxStep) is still a
+// function of rho_{n+1/2} alone, which keeps the map symmetric.
+#ifndef ODEPKG_REVERSIBLE_STEP_DENSITY_HPP
+#define ODEPKG_REVERSIBLE_STEP_DENSITY_HPP
+
+#include "HamiltonianProblem.hpp"
+#include "Types.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace odepkg {
+
+/// The control function G(t, y) = (d rho / dt) / rho of a step density
+/// rho(y), evaluated along the solution.  For time reversibility, rho must be
+/// even and G odd under the reversal p -> -p.  Must not allocate.
+class StepDensityRate {
+ public:
+  virtual ~StepDensityRate() = default;
+  /// False: a callback failed or returned a non-finite value.
+  virtual bool operator()(double t, const ConstVecRef& x, double& G) = 0;
+};
+
+/// The problem-independent default: the step density is the speed of the
+/// solution in phase space, rho(y) = |f(y)|_2 (steps inversely proportional
+/// to it; Hairer and Söderlind's arc-length-like choice), so
+///     G(y) = f(y)' (f'(y) f(y)) / |f(y)|^2,
+/// with the directional derivative f'(y) f(y) by a central difference:
+/// three calls of f.  The central difference keeps G exactly odd under the
+/// reversal (q, p) -> (q, -p) of a reversible f, which a one-sided one
+/// would not.  For f vanishing at y (an equilibrium) G = 0.
+/// Kepler's problem: near the pericentre rho ~ |F(q)| = r^{-2} (steps ~ r^2),
+/// far from it the momenta dominate; a harmonic oscillator gets constant steps.
+class FieldSpeedDensity final : public StepDensityRate {
+ public:
+  explicit FieldSpeedDensity(HamiltonianProblem& problem)
+      : problem_(problem),
+        f_(problem.state_size()),
+        fp_(problem.state_size()),
+        fm_(problem.state_size()),
+        y_(problem.state_size()) {}
+
+  bool operator()(double t, const ConstVecRef& x, double& G) override {
+    if (!problem_.field(t, x, f_)) return false;
+    const double nf2 = f_.squaredNorm();
+    if (!(nf2 > 0.0)) {
+      G = 0.0;
+      return std::isfinite(nf2);
+    }
+    // displacement delta |f| = eps^(1/3) max(1, |y|): the balance of the
+    // central difference's truncation and round-off errors
+    const double delta = kCbrtEps * std::max(1.0, x.norm()) / std::sqrt(nf2);
+    y_ = x + delta * f_;
+    if (!problem_.field(t, y_, fp_)) return false;
+    y_ = x - delta * f_;
+    if (!problem_.field(t, y_, fm_)) return false;
+    G = f_.dot(fp_ - fm_) / (2.0 * delta * nf2);
+    return std::isfinite(G);
+  }
+
+  static constexpr double kCbrtEps = 6.0554544523933395e-06;  ///< eps^(1/3), eps = 2^-52
+
+ private:
+  HamiltonianProblem& problem_;
+  Vec f_, fp_, fm_, y_;
+};
+
+/// The step density rho and the steps it gives: the (y, rho) half of the
+/// Hairer–Söderlind map (the stepper does the y half).
+class ReversibleStepDensity {
+ public:
+  /// `eps` carries the direction of time (eps < 0: backwards);
+  /// `max_step` caps |h|.
+  ReversibleStepDensity(StepDensityRate& rate, double eps,
+                        double max_step = std::numeric_limits<double>::infinity())
+      : rate_(rate), eps_(eps), max_step_(max_step) {}
+
+  /// rho_0 = 1 at (t0, y0), and G(y0).  False: G failed.
+  bool start(double t0, const ConstVecRef& x0) {
+    rho_ = 1.0;
+    return rate_(t0, x0, G_);
+  }
+
+  /// rho_{n+1/2} = rho_n + (eps/2) G(y_n) and the step h_n it gives (signed
+  /// as eps).  False: rho_{n+1/2} <= 0 (or not finite): the density varies
+  /// too fast for eps (the step would be infinite or of the wrong sign).
+  bool half_step(double& h) {
+    rho_half_ = rho_ + 0.5 * eps_ * G_;
+    if (!(rho_half_ > 0.0) || !std::isfinite(rho_half_)) return false;
+    h = std::copysign(std::min(std::abs(eps_) / rho_half_, max_step_), eps_);
+    return true;
+  }
+
+  /// rho_{n+1} = rho_{n+1/2} + (eps/2) G(y_{n+1}), after the stepper took
+  /// y_n to y_{n+1} with the step of half_step().  False: G failed.
+  bool finish(double t1, const ConstVecRef& x1) {
+    if (!rate_(t1, x1, G_)) return false;
+    rho_ = rho_half_ + 0.5 * eps_ * G_;
+    return true;
+  }
+
+  double rho() const { return rho_; }
+  double rho_half() const { return rho_half_; }
+  double G() const { return G_; }
+  double eps() const { return eps_; }
+
+  /// Restart from a saved (rho, G) (the inverse-map tests).
+  void set(double rho, double G) {
+    rho_ = rho;
+    G_ = G;
+  }
+
+ private:
+  StepDensityRate& rate_;
+  double eps_;
+  double max_step_;
+  double rho_ = 1.0, rho_half_ = 1.0, G_ = 0.0;
+};
+
+}  // namespace odepkg
+
+#endif
