@@ -8,6 +8,7 @@
 #include "binding/NodeOutput.h"
 #include "binding/OutputCollector.h"
 #include "binding/OutputGuard.h"
+#include "binding/ProgressDisplay.h"
 #include "binding/PhaseSpaceChecks.h"
 #include "binding/Settings.h"
 #include "binding/StepperFactory.h"
@@ -152,6 +153,11 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
         events = std::make_unique<EventLocator> (*stepper, octave_events->callback (), k);
         integrator.set_events (events.get ());
       }
+    // "Progress": the loop counts steps and reads the clock every few
+    // thousand of them; the display is called at most four times a second.
+    std::unique_ptr<ProgressDisplay> progress = ProgressDisplay::from_options (args(4), who);
+    if (progress)
+      progress->attach (integrator);
     out.init (times(0), times(times.size () - 1), x0);
     const IntegrationResult res
       = integrator.run (times, x0, *observer, [] () { octave_quit (); }, &f0);

@@ -118,27 +118,48 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     odepkg_monitor (solver, o, fcn, extra, times(1), y0.', "", 0);
   endif
 
-  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn"});
+  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress"});
   ## No output argument: the run streams through the OutputFcn (odeplot by
   ## default) and nothing is stored, so no output memory limit applies.
   store = nout > 0;
-  if (lie)
-    want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
-    [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda, store);
-  else
-    ## odeSPVI's dense output is its own polynomial: with sol requested over
-    ## steps, the compiled side also returns the Gauss-node states, kept in
-    ## sol.idata for deval and removed from the output.
-    spvi_nodes = (strcmp (method, "spectral_var_int") && numel (times) == 2
-                  && strcmp (o.NodeOutput, "off") && (nout == 1 || o.Refine > 1));
-    if (spvi_nodes)
-      copts.NodeOutput = "on";
-    endif
-    [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver, store);
-    if (spvi_nodes)
-      [t, y, nodes] = split_spvi_nodes (o, t, y);
+  ## "Progress": the compiled loop reads the clock every few thousand steps
+  ## and calls the display at most four times a second; it is ended here
+  ## whatever happens (error, Ctrl-C), so no line stays open, no waitbar up.
+  progress = o.Progress;
+  if (strcmp (progress, "on"))
+    if (isguirunning ())
+      progress = "waitbar";
+    else
+      progress = "text";
     endif
   endif
+  finish_progress = [];
+  if (! strcmp (progress, "off"))
+    [copts.Progress, finish_progress] = odepkg_progress (solver, progress);
+  endif
+  unwind_protect
+    if (lie)
+      want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
+      [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda, store);
+    else
+      ## odeSPVI's dense output is its own polynomial: with sol requested over
+      ## steps, the compiled side also returns the Gauss-node states, kept in
+      ## sol.idata for deval and removed from the output.
+      spvi_nodes = (strcmp (method, "spectral_var_int") && numel (times) == 2
+                    && strcmp (o.NodeOutput, "off") && (nout == 1 || o.Refine > 1));
+      if (spvi_nodes)
+        copts.NodeOutput = "on";
+      endif
+      [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver, store);
+      if (spvi_nodes)
+        [t, y, nodes] = split_spvi_nodes (o, t, y);
+      endif
+    endif
+  unwind_protect_cleanup
+    if (! isempty (finish_progress))
+      finish_progress ();
+    endif
+  end_unwind_protect
 
   if (! ok)
     warning ("odepkg:integrationFailed",
