@@ -114,8 +114,11 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## (t0, y0) are checked here, before any output function runs; off, no
   ## function is called.
   monitor = ! isempty (o.HamiltonianFcn) || ! isempty (o.InvariantFcn);
+  monitor_t0 = [];
   if (monitor)
-    odepkg_monitor (solver, o, fcn, extra, times(1), y0.', "", 0);
+    monitor_t0 = odepkg_monitor (solver, o, fcn, extra, times(1), y0.', "", 0);
+    monitor_t0.t0 = times(1);           # reused at the first output: one call per output
+    monitor_t0.y0 = y0;
   endif
 
   copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress"});
@@ -247,7 +250,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       mode = o.ConstraintVariables;
     endif
     try
-      mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv);
+      mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, monitor_t0);
     catch err
       warning ("odepkg:monitorFailed", "%s: invariant monitoring failed: %s", solver, err.message);
     end_try_catch
