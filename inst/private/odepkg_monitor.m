@@ -75,6 +75,13 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
   else
     G = @(x, varargin) fd_gradient (g, x, varargin);
   endif
+  ## the extra arguments bound once: f (t, y, extra{:}) in the loops would
+  ## cost a quarter of a call more per call (Octave 7) when EXTRA is empty
+  if (! isempty (extra))
+    fcn = @(t, y) fcn (t, y, extra{:});
+    g = @(x) g (x, extra{:});
+    G = @(x) G (x, extra{:});
+  endif
   n = rows (Y);
   ## the constraint functions' argument x = y(ix), and f's part that Dg
   ## multiplies: h(y) = Dg(y) f = G(x) f(ih)
@@ -91,9 +98,9 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
     have_hidden = ! isempty (o.ConstraintGradFcn);
     for j = 1:N
       x = Y(ix, j);
-      gres(j) = norm (g (x, extra{:}), Inf);
+      gres(j) = norm (g (x), Inf);
       if (have_hidden)
-        hres(j) = norm (G (x, extra{:}) * Y(ih, j), Inf);
+        hres(j) = norm (G (x) * Y(ih, j), Inf);
       endif
     endfor
     mon.residuals = struct ("constraint", gres);
@@ -106,51 +113,70 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
   ## g(q) or g(q, p): the index-1 multipliers from (Dh K) lambda = -Dh f,
   ## K = J Dg' ([0; -G'] for g(q)), Dh by central differences along the
   ## m + 1 columns of V = [K, f], steps e_i = eps^(1/3) max (1, |y|) / |V_i|
-  ## (the factors 1/(2 e_i) applied to the columns after the calls).  For
-  ## g(q) the directions K move p only: G(q) is known and h's difference is
-  ## G(q) (f(y + e v) - f(y - e v))(1:d); per output m + 1 calls of f fewer
-  ## calls of G than a general direction needs.
+  ## (a zero direction gets a step of ~1e303 and a zero column; the factors
+  ## 1/(2 e_i) are applied after the calls).  For g(q) the directions K move
+  ## p only: G(q) is known and h's difference is G(q) (f(y + e v) -
+  ## f(y - e v))(1:d): per output 2m calls of G fewer than directions that
+  ## move q need.  In Octave a statement costs a fair part of a call, so
+  ## the loops below make the calls and store their values, and everything
+  ## else is done for a block of outputs at once (blocks of about 2e6
+  ## numbers: memory O(n) per output as before, not O(n N)).
   qmode = strcmp (mode, "q");
-  gv = hv = zeros (m, N);
-  lam = zeros (m, N);
+  nx = numel (ix);  nh = numel (ih);
+  gv = hv = lam = zeros (m, N);
   c = eps^(1/3);
   iq = 1:n/2;  ip = n/2+1:n;
-  K = zeros (n, m);
-  A = zeros (m, m);
-  for j = 1:N
-    tj = t(j);
-    yj = Y(:, j);
-    x = yj(ix);
-    gv(:, j) = g (x, extra{:});
-    fj = fcn (tj, yj, extra{:});
-    Gj = G (x, extra{:});
-    hv(:, j) = Gj * fj(ih);
+  B = max (1, floor (2e6 / (n * (m + 2))));
+  for j0 = 1:B:N
+    J = j0:min (j0 + B - 1, N);
+    nb = numel (J);
+    F = zeros (n, nb);
+    Gs = zeros (m, nx, nb);
+    for k = 1:nb
+      yk = Y(:, J(k));
+      gv(:, J(k)) = g (yk(ix));
+      F(:, k) = fcn (t(J(k)), yk);
+      Gs(:, :, k) = G (yk(ix));
+    endfor
+    hv(:, J) = reshape (sum (Gs .* reshape (F(ih, :), 1, nh, nb), 2), m, nb);
+    V = zeros (n, m + 1, nb);
+    Gt = permute (Gs, [2, 1, 3]);                  # nx x m x nb
     if (qmode)
-      K(ip, :) = -Gj.';
+      V(ip, 1:m, :) = -Gt;
     else
-      K(iq, :) = Gj(:, ip).';
-      K(ip, :) = -Gj(:, iq).';
+      V(iq, 1:m, :) = Gt(ip, :, :);
+      V(ip, 1:m, :) = -Gt(iq, :, :);
     endif
-    V = [K, fj(:)];
-    nV = max (abs (V), [], 1);
-    e = (c * max (1, max (abs (yj)))) ./ (nV + (nV == 0));   # a zero direction: a zero column
-    P = yj + V .* e;
-    M = yj - V .* e;
+    V(:, m+1, :) = reshape (F, n, 1, nb);
+    E = (c * max (1, max (abs (Y(:, J)), [], 1))) ./ max (reshape (max (abs (V), [], 1), m + 1, nb), realmin);
+    E3 = reshape (E, 1, m + 1, nb);
+    P = reshape (Y(:, J), n, 1, nb) + V .* E3;
+    M = reshape (Y(:, J), n, 1, nb) - V .* E3;
+    A = zeros (m, m + 1, nb);                      # differences of h, unscaled
     if (qmode)
-      for i = 1:m
-        A(:, i) = Gj * (fcn (tj, P(:, i), extra{:})(ih) - fcn (tj, M(:, i), extra{:})(ih));
+      D = zeros (nh, m, nb);
+      for k = 1:nb
+        tk = t(J(k));
+        for i = 1:m
+          D(:, i, k) = fcn (tk, P(:, i, k))(ih) - fcn (tk, M(:, i, k))(ih);
+        endfor
+        A(:, m+1, k) = G (P(ix, m+1, k)) * fcn (tk, P(:, m+1, k))(ih) ...
+                       - G (M(ix, m+1, k)) * fcn (tk, M(:, m+1, k))(ih);
       endfor
+      A(:, 1:m, :) = reshape (sum (reshape (Gs, m, nh, 1, nb) .* reshape (D, 1, nh, m, nb), 2), m, m, nb);
     else
-      for i = 1:m
-        fp = fcn (tj, P(:, i), extra{:});
-        fm = fcn (tj, M(:, i), extra{:});
-        A(:, i) = G (P(ix, i), extra{:}) * fp(ih) - G (M(ix, i), extra{:}) * fm(ih);
+      for k = 1:nb
+        tk = t(J(k));
+        for i = 1:m+1
+          A(:, i, k) = G (P(:, i, k)) * fcn (tk, P(:, i, k)) - G (M(:, i, k)) * fcn (tk, M(:, i, k));
+        endfor
       endfor
     endif
-    fp = fcn (tj, P(:, end), extra{:});
-    fm = fcn (tj, M(:, end), extra{:});
-    b = G (P(ix, end), extra{:}) * fp(ih) - G (M(ix, end), extra{:}) * fm(ih);
-    lam(:, j) = -(A ./ e(1:m)) \ (b / e(end));
+    A = A ./ E3;
+    ## the m-by-m systems of the block, as one block-diagonal sparse solve
+    [r, i, k] = ndgrid (1:m, 1:m, 1:nb);
+    S = sparse (r(:) + m * (k(:) - 1), i(:) + m * (k(:) - 1), reshape (A(:, 1:m, :), [], 1), m * nb, m * nb);
+    lam(:, J) = -reshape (S \ reshape (A(:, m+1, :), [], 1), m, nb);
   endfor
   mon.residuals = struct ("constraint", max (abs (gv), [], 1), "hidden", max (abs (hv), [], 1));
   mon.lambda = lam;
@@ -169,8 +195,11 @@ function v = evaluate (solver, name, fcn, t, Y, extra, K, v0)
     c{1} = v0;
     j0 = 2;
   endif
+  if (! isempty (extra))
+    fcn = @(t, y) fcn (t, y, extra{:});    # bound once (see odepkg_monitor)
+  endif
   for j = j0:N
-    c{j} = fcn (t(j), Y(:, j), extra{:});
+    c{j} = fcn (t(j), Y(:, j));
   endfor
   if (isempty (K))
     K = numel (c{1});
