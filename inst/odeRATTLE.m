@@ -545,6 +545,48 @@ endfunction
 %! sd = odeRATTLE (f, 0, [1; 0; 0; 0], odepkgset (o, "ConstraintGradFcn", []));
 %! assert (sd.lambda, lam (sd.y), 1e-5);
 
+%!function r = counted (name, varargin)
+%!  ## pendulum functions that count their calls; counted (name) returns the
+%!  ## count and resets it
+%!  persistent n = struct ("H", 0, "I", 0, "f", 0, "G", 0);
+%!  if (nargin == 1)
+%!    r = n.(name);
+%!    n.(name) = 0;
+%!    return;
+%!  endif
+%!  n.(name) += 1;
+%!  switch (name)
+%!    case "H"
+%!      x = varargin{2};  r = (x(3:4)'*x(3:4)) / 2 + x(2);
+%!    case "I"
+%!      x = varargin{2};  r = [x(1:2)'*x(1:2); x(1)];
+%!    case "f"
+%!      x = varargin{2};  r = [x(3:4); 0; -1];
+%!    case "G"
+%!      r = 2 * varargin{1}';
+%!  endswitch
+%!endfunction
+%!test
+%! ## Monitoring's calls, counted: H and InvariantFcn exactly once per output
+%! ## (t0's value, checked before the run, is reused), and for g(q) with m = 1
+%! ## f 2m + 3 = 5 and G 3 times per output; the run itself is unchanged
+%! base = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) counted ("G", q),
+%!                   "ConstraintsNb", 1, "Explicit", "yes", "TimeStepSize", 0.01, "TimeStepNumber", 300);
+%! f = @(t, x) counted ("f", t, x);
+%! counted ("f");  counted ("G");
+%! s0 = odeRATTLE (f, 0, [1; 0; 0; 0], base);
+%! f0 = counted ("f");  G0 = counted ("G");
+%! s = odeRATTLE (f, 0, [1; 0; 0; 0], odepkgset (base, "HamiltonianFcn", @(t, x) counted ("H", t, x),
+%!                                                "InvariantFcn", @(t, x) counted ("I", t, x)));
+%! N = numel (s.x);
+%! assert (N, 301);
+%! assert (counted ("H"), N);
+%! assert (counted ("I"), N);
+%! assert (counted ("f") - f0, 5 * N);
+%! assert (counted ("G") - G0, 3 * N);
+%! assert ([s.x; s.y], [s0.x; s0.y], 0);
+%! assert (s.invariants.values(2:3, :), [sum(s.y(1:2, :) .^ 2); s.y(1, :)], 0);
+
 %!test
 %! ## deval for g(q, p) ("qp"): interpolated states projected onto M and M_H
 %! ## (|g| and |{g, H}| at round-off at mid-steps), within the method's error

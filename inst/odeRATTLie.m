@@ -109,6 +109,14 @@ endfunction
 %! gp = [0; 1];
 
 %!test
+%! ## "Progress", "text" through RATTLie's own compiled call: the same run,
+%! ## and the last line of the display says 100 % at tf = 5
+%! o = odepkgset (pend, "LieGroup", "Rn");
+%! ref = odeRATTLie (@(t, y) gp, 0, y0p, o);
+%! s = evalc ("sol = odeRATTLie (@(t, y) gp, 0, y0p, odepkgset (o, 'Progress', 'text'));");
+%! assert ([sol.x; sol.y], [ref.x; ref.y], 0);
+%! assert (! isempty (regexp (s, '\rodeRATTLie: 100 %  t = 5  in \d+\.\d s *\n$', "once")));
+%!test
 %! ## sol.lambda: consistent at t0 (closed form of the pendulum: lambda =
 %! ## |v|^2 - f.q for M = I, Phi = (|q|^2-1)/2) and at every output time,
 %! ## O(h^2) accurate (against a run with h/4).

@@ -76,7 +76,9 @@
 ## @end itemize
 ##
 ## @var{opts} is a struct from @code{odepkgset} (or @code{odeset}).  Extra
-## arguments @var{par1}, @dots{} are passed to every user function.  The
+## arguments @var{par1}, @dots{} are passed to every user function; as in
+## @code{ode45} they may follow @var{y0} directly when @var{par1} is not a
+## struct (default options), and @var{opts} = [] means the defaults.  The
 ## outputs are those of @code{ode45}: a column @var{t} and one row of
 ## @var{y} per time, or a struct @var{sol} with fields @code{x}, @code{y},
 ## @code{solver} and @code{stats} (counted calls, steps, Newton iterations).
@@ -313,6 +315,50 @@ endfunction
 %! assert (t(end), 0.5, 1e-12);
 %! assert (! isempty (strfind (msg, "t = 0.5")));
 %!test
+%! ## ode45's convention: parameters right after Y0 (no options struct) give
+%! ## the run of default options with those parameters; [] means no options
+%! f = @(t, x, k, m) [x(2) / m; -k * x(1)];
+%! y = @(sol) sol.y(:, end);
+%! ref = odeSV (f, [0 1], [1; 0], odepkgset (), 4, 2);
+%! assert (y (odeSV (f, [0 1], [1; 0], 4, 2)), y (ref), 0);
+%! assert (y (odeSV (f, [0 1], [1; 0], [], 4, 2)), y (ref), 0);
+%! assert (numel (odeSV (f, [0 1], [1; 0], 4, 2).x), numel (ref.x));
+%! ## a harmonic oscillator of frequency sqrt (k / m): the parameters arrived
+%! assert (y (ref)(1), cos (sqrt (2)), 1e-2);
+%! ## a single non-struct parameter, fixed steps in a later call form
+%! g = @(t, x, w) [x(2); -w^2 * x(1)];
+%! [t1, y1] = odeSV (g, [0 0.5 1], [1; 0], 3);
+%! [t2, y2] = odeSV (g, [0 0.5 1], [1; 0], odepkgset (), 3);
+%! assert ([t1, y1], [t2, y2], 0);
+%!test
+%! ## "Progress", "text": the same run as without it (the compiled loop only
+%! ## reads the clock); a line rewritten with carriage returns, at most four
+%! ## per wall second plus the last one, which says 100 % at tf and ends
+%! ## the line
+%! o = odepkgset ("TimeStepSize", 1e-3, "Explicit", "yes");
+%! ref = odeSV (@kepler, [0 20], kepler_y0 (0.6), o);
+%! tic ();
+%! s = evalc ("sol = odeSV (@kepler, [0 20], kepler_y0 (0.6), odepkgset (o, 'Progress', 'text'));");
+%! wall = toc ();
+%! assert ([sol.x; sol.y], [ref.x; ref.y], 0);
+%! assert (sol.stats, ref.stats);
+%! lines = strsplit (s, "\r")(2:end);
+%! assert (numel (lines) >= 1 && numel (lines) <= wall / 0.25 + 1);
+%! assert (! isempty (regexp (lines{end}, '^odeSV: 100 %  t = 20  in \d+\.\d s *\n$', "once")));
+%! for k = 1:numel (lines) - 1
+%!   assert (! isempty (regexp (lines{k}, '^odeSV: +\d+\.\d %  t = \S+  elapsed .* remaining .* *$', "once")));
+%! endfor
+%!function stop = stop_at_5 (t, y, flag)
+%!  stop = isempty (flag) && t(end) >= 5;
+%!endfunction
+%!test
+%! ## "Progress" with the user's OutputFcn: both run; a run the OutputFcn
+%! ## stops at t = 5 reports where it stopped, at 25 % of the span
+%! o = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes", "Progress", "text", "OutputFcn", @stop_at_5);
+%! s = evalc ("[t, y] = odeSV (@kepler, [0 20], kepler_y0 (0.6), o);");
+%! assert (t(end), 5, 1e-12);
+%! assert (! isempty (regexp (s, '\rodeSV: stopped at t = 5 \(25\.0 %\) after \d+\.\d s *\n$', "once")));
+%!test
 %! ## extra parameters reach the function
 %! f = @(t, x, w) [x(2); -w^2 * x(1)];
 %! [t, y] = odeSV (f, [0 1], [1; 0], odepkgset ("TimeStepSize", 1e-3, "Explicit", "yes"), 3);
@@ -389,7 +435,9 @@ endfunction
 %!error <Y0 must be a real vector> odeSV (f, [0 1], [1i; 0])
 %!error <Y0 must have even length> odeSV (f, [0 1], [1; 0; 0])
 %!error <Y0 must be finite> odeSV (f, [0 1], [NaN; 0])
-%!error <OPTS must be a struct> odeSV (f, [0 1], [1; 0], 3)
+%!error <option "Progress" must be one of "off", "on", "text", "waitbar"> odeSV (f, [0 1], [1; 0], odepkgset ("Progress", "bar"))
+%!error <OPTS must be a scalar struct> odeSV (f, [0 1], [1; 0], struct ("RelTol", {1e-3, 1e-4}))
+%!error <called with too many inputs> odeSV (f, [0 1], [1; 0], 3)
 %!error <scalar TSPAN needs the options TimeStepSize and TimeStepNumber> odeSV (f, 0, [1; 0], odepkgset ("TimeStepSize", 0.1))
 %!warning <RelTol = 1e-30 is below 100\*eps> [t, y] = odeSV (f, [0 0.1], [1; 0], odepkgset ("RelTol", 1e-30, "AbsTol", 1e-30));
 %!error <option "RelTol" must be a positive finite scalar> odeSV (f, [0 1], [1; 0], odepkgset ("RelTol", -1))

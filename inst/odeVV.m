@@ -64,6 +64,14 @@ function varargout = odeVV (fcn, tspan, y0, opts = [], varargin)
 endfunction
 
 %!test
+%! ## ode45's convention, parameters right after Y0: the same run as with
+%! ## odepkgset () before them
+%! f = @(t, x, w) [x(2); -w^2 * x(1)];
+%! [t1, y1] = odeVV (f, [0 2], [1; 0], 3);
+%! [t2, y2] = odeVV (f, [0 2], [1; 0], odepkgset (), 3);
+%! assert ([t1, y1], [t2, y2], 0);
+%! assert (y1(end, 1), cos (6), 5e-2);
+%!test
 %! ## a state of n = 10^6 numbers in O(n) memory (issue 13, defect 3):
 %! ## velocity Verlet against a plain loop, one call of f per step
 %! d = 5e5;  w = 1 + mod ((1:d)', 7) / 7;  h = 0.01;  N = 20;

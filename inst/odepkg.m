@@ -21,7 +21,10 @@
 ## @var{y0} = [q0; p0] and @code{fcn (t, [q; p], par1, ...)} returns
 ## [dH/dp; -dH/dq] (odeVV: [v; a]; odeRATTLie: [q0; v0] with group coordinates
 ## q, and fcn returns the applied forces).  Extra arguments are passed to
-## every user function.
+## every user function; as in @code{ode45}, they may follow @var{y0} directly
+## (@code{solver (fcn, tspan, y0, par1, ...)}, default options) when
+## @var{par1} is not a struct, and an empty @code{[]} for @var{opts} means
+## the default options.
 ##
 ## @strong{Choosing a solver.}  Problem, solver and options, and the cost
 ## per step in calls of the user functions (fcn; g = ConstraintFcn,

@@ -9,6 +9,7 @@
 #include "binding/NodeOutput.h"
 #include "binding/OutputCollector.h"
 #include "binding/OutputGuard.h"
+#include "binding/ProgressDisplay.h"
 #include "binding/PhaseSpaceChecks.h"
 #include "binding/Settings.h"
 #include "binding/StepDensityCallback.h"
@@ -182,6 +183,15 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
         if (s.step_density.is_defined ())
           density = std::make_unique<OctaveStepDensity> (s.step_density, extra, who);
         reversible = std::make_unique<ReversibleIntegrator> (*stepper, s.integrator, density.get ());
+      }
+    // "Progress": the loop counts steps and reads the clock every few
+    // thousand of them; the display is called at most four times a second.
+    std::unique_ptr<ProgressDisplay> progress = ProgressDisplay::from_options (args(4), who);
+    if (progress)
+      {
+        progress->attach (integrator);
+        if (reversible)
+          progress->attach (*reversible);
       }
     out.init (times(0), times(times.size () - 1), x0);
     const IntegrationResult res

@@ -10,6 +10,7 @@
 #include "binding/LieProblem.h"
 #include "binding/OutputCollector.h"
 #include "binding/OutputGuard.h"
+#include "binding/ProgressDisplay.h"
 #include "binding/Settings.h"
 #include "Integrator.hpp"
 #include "lie/LieGroupCheck.hpp"
@@ -237,6 +238,11 @@ on the group, projected onto the constraints (deval, Refine).\n\
         events = std::make_unique<EventLocator> (stepper, octave_events->callback (), k);
         integrator.set_events (events.get ());
       }
+    // "Progress": the loop counts steps and reads the clock every few
+    // thousand of them; the display is called at most four times a second.
+    std::unique_ptr<ProgressDisplay> progress = ProgressDisplay::from_options (args(3), who);
+    if (progress)
+      progress->attach (integrator);
     out.init (times(0), times(times.size () - 1), y0);
     const IntegrationResult res = integrator.run (times, y0, observer, [] () { octave_quit (); });
     out.done ();

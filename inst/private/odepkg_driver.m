@@ -62,11 +62,19 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   n = numel (y0);
 
   ## --- options -------------------------------------------------------------
-  if (isempty (opts))
+  ## As ode45: a fourth argument that is not a struct is the first of the
+  ## extra parameters, f (t, y, P1, P2, ...) with default options.  An empty
+  ## numeric [] stands for "no options" (odepkg's and Matlab's convention; so
+  ## a first parameter that is [] or a struct needs an OPTS before it).
+  if (isnumeric (opts) && isempty (opts))
     opts = struct ();
-  elseif (! (isstruct (opts) && isscalar (opts)))
+  elseif (! isstruct (opts))
+    extra = [{opts}, extra];
+    opts = struct ();
+  elseif (! isscalar (opts))
     error ("odepkg:invalidInput",
-           "%s: OPTS must be a struct from odepkgset or odeset", solver);
+           "%s: OPTS must be a scalar struct from odepkgset or odeset (got a %s struct array)",
+           solver, mat2str (size (opts)));
   endif
   o = odepkg_options (solver, opts, n);
   if (lie)
@@ -90,31 +98,55 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## (t0, y0) are checked here, before any output function runs; off, no
   ## function is called.
   monitor = ! isempty (o.HamiltonianFcn) || ! isempty (o.InvariantFcn);
+  monitor_t0 = [];
   if (monitor)
-    odepkg_monitor (solver, o, fcn, extra, times(1), y0.', "", 0);
+    monitor_t0 = odepkg_monitor (solver, o, fcn, extra, times(1), y0.', "", 0);
+    monitor_t0.t0 = times(1);           # reused at the first output: one call per output
+    monitor_t0.y0 = y0;
   endif
 
-  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn"});
+  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress"});
   ## No output argument: the run streams through the OutputFcn (odeplot by
   ## default) and nothing is stored, so no output memory limit applies.
   store = nout > 0;
-  if (lie)
-    want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
-    [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda, store);
-  else
-    ## odeSPVI's dense output is its own polynomial: with sol requested over
-    ## steps, the compiled side also returns the Gauss-node states, kept in
-    ## sol.idata for deval and removed from the output.
-    spvi_nodes = (strcmp (method, "spectral_var_int") && numel (times) == 2
-                  && strcmp (o.NodeOutput, "off") && (nout == 1 || o.Refine > 1));
-    if (spvi_nodes)
-      copts.NodeOutput = "on";
-    endif
-    [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver, store);
-    if (spvi_nodes)
-      [t, y, nodes] = split_spvi_nodes (o, t, y);
+  ## "Progress": the compiled loop reads the clock every few thousand steps
+  ## and calls the display at most four times a second; it is ended here
+  ## whatever happens (error, Ctrl-C), so no line stays open, no waitbar up.
+  progress = o.Progress;
+  if (strcmp (progress, "on"))
+    if (isguirunning ())
+      progress = "waitbar";
+    else
+      progress = "text";
     endif
   endif
+  finish_progress = [];
+  if (! strcmp (progress, "off"))
+    [copts.Progress, finish_progress] = odepkg_progress (solver, progress);
+  endif
+  unwind_protect
+    if (lie)
+      want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
+      [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda, store);
+    else
+      ## odeSPVI's dense output is its own polynomial: with sol requested over
+      ## steps, the compiled side also returns the Gauss-node states, kept in
+      ## sol.idata for deval and removed from the output.
+      spvi_nodes = (strcmp (method, "spectral_var_int") && numel (times) == 2
+                    && strcmp (o.NodeOutput, "off") && (nout == 1 || o.Refine > 1));
+      if (spvi_nodes)
+        copts.NodeOutput = "on";
+      endif
+      [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver, store);
+      if (spvi_nodes)
+        [t, y, nodes] = split_spvi_nodes (o, t, y);
+      endif
+    endif
+  unwind_protect_cleanup
+    if (! isempty (finish_progress))
+      finish_progress ();
+    endif
+  end_unwind_protect
 
   if (! ok)
     warning ("odepkg:integrationFailed",
@@ -206,7 +238,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       mode = o.ConstraintVariables;
     endif
     try
-      mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv);
+      mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, monitor_t0);
     catch err
       warning ("odepkg:monitorFailed", "%s: invariant monitoring failed: %s", solver, err.message);
     end_try_catch

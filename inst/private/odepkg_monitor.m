@@ -2,7 +2,7 @@
 ## SPDX-License-Identifier: GPL-3.0-or-later
 
 ## -*- texinfo -*-
-## @deftypefn {} {@var{mon} =} odepkg_monitor (@var{solver}, @var{o}, @var{fcn}, @var{extra}, @var{t}, @var{y}, @var{mode}, @var{nv})
+## @deftypefn {} {@var{mon} =} odepkg_monitor (@var{solver}, @var{o}, @var{fcn}, @var{extra}, @var{t}, @var{y}, @var{mode}, @var{nv}, @var{first})
 ## Invariant monitoring at the output times (@var{t} column, @var{y} rows),
 ## on only when @qcode{"HamiltonianFcn"} or @qcode{"InvariantFcn"} is given:
 ## nothing here runs, and no function is called, otherwise.
@@ -18,20 +18,45 @@
 ## y' = f + J Dg' lambda, from the index-1 condition d/dt (Dg f) = 0:
 ## (Dh J Dg') lambda = -Dh f with h = Dg f, Dh by central differences
 ## (Hairer, Lubich, Wanner, GNI, Sect. VII.1.1).
+##
+## @var{first} (optional): the result of a call at (t0, y0) alone, with
+## fields @code{t0} and @code{y0} added; when @var{t}(1), @var{y}(1,:) are
+## that point its invariant values are reused, so each function is called
+## exactly once per output time.
+##
+## Cost: one loop over the output times whose body makes the user calls and
+## little else (no subfunction call, no handle made per output; the checks
+## after the loop): H and InvariantFcn once per output; with constraints g
+## once, f 2m + 3 times, ConstraintGradFcn 2m + 3 times for g(q, p) and 3
+## times for g(q) (central differences of h in the m + 1 directions J Dg'
+## and f).  bench/monitor_cost.m compares it with a bare loop of the same
+## calls.
 ## @end deftypefn
 
-function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv)
+function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = [])
 
   mon = struct ();
   N = numel (t);
+  Y = y.';                               # states as columns
+  reuse = (! isempty (first) && N >= 1 && t(1) == first.t0
+           && isequal (Y(:, 1), first.y0));
   names = {};
   values = zeros (0, N);
   if (! isempty (o.HamiltonianFcn))
     names{end+1} = "H";
-    values(end+1, :) = evaluate (solver, "HamiltonianFcn", o.HamiltonianFcn, t, y, extra, 1);
+    if (reuse)
+      v0 = first.invariants.values(1, 1);
+    else
+      v0 = [];
+    endif
+    values(end+1, :) = evaluate (solver, "HamiltonianFcn", o.HamiltonianFcn, t, Y, extra, 1, v0);
   endif
   if (! isempty (o.InvariantFcn))
-    I = evaluate (solver, "InvariantFcn", o.InvariantFcn, t, y, extra, []);
+    v0 = [];
+    if (reuse)
+      v0 = first.invariants.values(rows (values) + 1:end, 1);
+    endif
+    I = evaluate (solver, "InvariantFcn", o.InvariantFcn, t, Y, extra, [], v0);
     for k = 1:rows (I)
       names{end+1} = sprintf ("I%d", k);
     endfor
@@ -44,126 +69,176 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv)
     return;
   endif
   m = o.ConstraintsNb;
-  gres = hres = zeros (1, N);
-  lam = zeros (m, N);
-  have_hidden = ! strcmp (mode, "lie") || ! isempty (o.ConstraintGradFcn);
-  for j = 1:N
-    yj = y(j, :).';
-    [x, split] = constraint_argument (mode, yj, nv);
-    gres(j) = norm (o.ConstraintFcn (x, extra{:}), Inf);
-    if (! have_hidden)
-      continue;
-    endif
-    if (strcmp (mode, "lie"))
-      B = o.ConstraintGradFcn (x, extra{:});
-      hres(j) = norm (B * yj(split+1:end), Inf);
-      continue;
-    endif
-    h = @(z) hidden (o, mode, fcn, extra, t(j), z, split);
-    hres(j) = norm (h (yj), Inf);
-    ## multipliers: K = J Dg' (q: [0; -G'])
-    Dg = full_gradient (o, mode, yj, extra, split);
-    K = [Dg(:, split+1:end).'; -Dg(:, 1:split).'];
-    fj = fcn (t(j), yj, extra{:});
-    A = zeros (m, m);
-    for i = 1:m
-      A(:, i) = directional (h, yj, K(:, i));
-    endfor
-    lam(:, j) = -A \ directional (h, yj, fj(:));
-  endfor
-  mon.residuals = struct ("constraint", gres);
-  if (have_hidden)
-    mon.residuals.hidden = hres;
-  endif
-  if (! strcmp (mode, "lie"))
-    mon.lambda = lam;
-  endif
-
-endfunction
-
-## fcn (t_j, y_j, extra...) for every output time, checked: real, finite,
-## K rows (K = 1 for H; InvariantFcn: the size of its first value).
-function v = evaluate (solver, name, fcn, t, y, extra, K)
-  for j = 1:numel (t)
-    r = fcn (t(j), y(j, :).', extra{:});
-    if (j == 1 && isempty (K))
-      K = numel (r);
-      v = zeros (K, numel (t));
-    elseif (j == 1)
-      v = zeros (K, numel (t));
-    endif
-    if (! (isnumeric (r) && isreal (r) && numel (r) == K && K > 0 && all (isfinite (r(:)))))
-      error ("odepkg:badFcnOutput",
-             "%s: %s must return %s of real finite values at each output time (t = %g)",
-             solver, name, ifelse (K == 1, "a scalar", sprintf ("a vector of %d", K)), t(j));
-    endif
-    v(:, j) = double (r(:));
-  endfor
-endfunction
-
-function s = ifelse (c, a, b)
-  if (c)
-    s = a;
+  g = o.ConstraintFcn;
+  if (! isempty (o.ConstraintGradFcn))
+    G = o.ConstraintGradFcn;
   else
-    s = b;
+    G = @(x, varargin) fd_gradient (g, x, varargin);
   endif
-endfunction
-
-## The constraint functions' argument: q (mode "q"), the whole state ("qp"),
-## the group coordinates ("lie": the state minus its NV velocity entries).
-## SPLIT is the size of q.
-function [x, split] = constraint_argument (mode, y, nv)
+  ## the extra arguments bound once: f (t, y, extra{:}) in the loops would
+  ## cost a quarter of a call more per call (Octave 7) when EXTRA is empty
+  if (! isempty (extra))
+    fcn = @(t, y) fcn (t, y, extra{:});
+    g = @(x) g (x, extra{:});
+    G = @(x) G (x, extra{:});
+  endif
+  n = rows (Y);
+  ## the constraint functions' argument x = y(ix), and f's part that Dg
+  ## multiplies: h(y) = Dg(y) f = G(x) f(ih)
   switch (mode)
     case "q"
-      split = numel (y) / 2;
-      x = y(1:split);
+      d = n / 2;  ix = 1:d;  ih = 1:d;
     case "qp"
-      split = numel (y) / 2;
-      x = y;
+      d = n / 2;  ix = 1:n;  ih = 1:n;
     case "lie"
-      split = numel (y) - nv;
-      x = y(1:split);
+      d = n - nv;  ix = 1:d;  ih = d+1:n;   # B v
   endswitch
-endfunction
-
-## h(y) = Dg(y) f(t, y): G(q) H_p for g(q), {g, H} for g(q, p).
-function r = hidden (o, mode, fcn, extra, t, y, split)
-  f = fcn (t, y, extra{:});
-  r = full_gradient (o, mode, y, extra, split) * f(:);
-endfunction
-
-## Dg with respect to the whole state y = [q; p] (m-by-2d).
-function D = full_gradient (o, mode, y, extra, split)
-  if (strcmp (mode, "q"))
-    x = y(1:split);
-  else
-    x = y;
-  endif
-  if (! isempty (o.ConstraintGradFcn))
-    G = o.ConstraintGradFcn (x, extra{:});
-  else
-    g0 = o.ConstraintFcn (x, extra{:});
-    G = zeros (numel (g0), numel (x));
-    for k = 1:numel (x)
-      e = eps^(1/3) * max (1, abs (x(k)));
-      dx = zeros (size (x));  dx(k) = e;
-      G(:, k) = (o.ConstraintFcn (x + dx, extra{:}) - o.ConstraintFcn (x - dx, extra{:})) / (2 * e);
+  gres = hres = zeros (1, N);
+  if (strcmp (mode, "lie"))
+    have_hidden = ! isempty (o.ConstraintGradFcn);
+    for j = 1:N
+      x = Y(ix, j);
+      gres(j) = norm (g (x), Inf);
+      if (have_hidden)
+        hres(j) = norm (G (x) * Y(ih, j), Inf);
+      endif
     endfor
-  endif
-  if (strcmp (mode, "q"))
-    D = [G, zeros(rows (G), numel (y) - split)];
-  else
-    D = G;
-  endif
-endfunction
-
-## Dh(y) v by central differences, step eps^(1/3) relative to |y| and |v|.
-function d = directional (h, y, v)
-  nv = norm (v, Inf);
-  if (nv == 0)
-    d = zeros (size (h (y)));
+    mon.residuals = struct ("constraint", gres);
+    if (have_hidden)
+      mon.residuals.hidden = hres;
+    endif
     return;
   endif
-  e = eps^(1/3) * max (1, norm (y, Inf)) / nv;
-  d = (h (y + e * v) - h (y - e * v)) / (2 * e);
+
+  ## g(q) or g(q, p): the index-1 multipliers from (Dh K) lambda = -Dh f,
+  ## K = J Dg' ([0; -G'] for g(q)), Dh by central differences along the
+  ## m + 1 columns of V = [K, f], steps e_i = eps^(1/3) max (1, |y|) / |V_i|
+  ## (a zero direction gets a step of ~1e303 and a zero column; the factors
+  ## 1/(2 e_i) are applied after the calls).  For g(q) the directions K move
+  ## p only: G(q) is known and h's difference is G(q) (f(y + e v) -
+  ## f(y - e v))(1:d): per output 2m calls of G fewer than directions that
+  ## move q need.  In Octave a statement costs a fair part of a call, so
+  ## the loops below make the calls and store their values, and everything
+  ## else is done for a block of outputs at once (blocks of about 2e6
+  ## numbers: memory O(n) per output as before, not O(n N)).
+  qmode = strcmp (mode, "q");
+  nx = numel (ix);  nh = numel (ih);
+  gv = hv = lam = zeros (m, N);
+  c = eps^(1/3);
+  iq = 1:n/2;  ip = n/2+1:n;
+  B = max (1, floor (2e6 / (n * (m + 2))));
+  for j0 = 1:B:N
+    J = j0:min (j0 + B - 1, N);
+    nb = numel (J);
+    F = zeros (n, nb);
+    Gs = zeros (m, nx, nb);
+    for k = 1:nb
+      yk = Y(:, J(k));
+      gv(:, J(k)) = g (yk(ix));
+      F(:, k) = fcn (t(J(k)), yk);
+      Gs(:, :, k) = G (yk(ix));
+    endfor
+    hv(:, J) = reshape (sum (Gs .* reshape (F(ih, :), 1, nh, nb), 2), m, nb);
+    V = zeros (n, m + 1, nb);
+    Gt = permute (Gs, [2, 1, 3]);                  # nx x m x nb
+    if (qmode)
+      V(ip, 1:m, :) = -Gt;
+    else
+      V(iq, 1:m, :) = Gt(ip, :, :);
+      V(ip, 1:m, :) = -Gt(iq, :, :);
+    endif
+    V(:, m+1, :) = reshape (F, n, 1, nb);
+    E = (c * max (1, max (abs (Y(:, J)), [], 1))) ./ max (reshape (max (abs (V), [], 1), m + 1, nb), realmin);
+    E3 = reshape (E, 1, m + 1, nb);
+    P = reshape (Y(:, J), n, 1, nb) + V .* E3;
+    M = reshape (Y(:, J), n, 1, nb) - V .* E3;
+    A = zeros (m, m + 1, nb);                      # differences of h, unscaled
+    if (qmode)
+      D = zeros (nh, m, nb);
+      for k = 1:nb
+        tk = t(J(k));
+        for i = 1:m
+          D(:, i, k) = fcn (tk, P(:, i, k))(ih) - fcn (tk, M(:, i, k))(ih);
+        endfor
+        A(:, m+1, k) = G (P(ix, m+1, k)) * fcn (tk, P(:, m+1, k))(ih) ...
+                       - G (M(ix, m+1, k)) * fcn (tk, M(:, m+1, k))(ih);
+      endfor
+      A(:, 1:m, :) = reshape (sum (reshape (Gs, m, nh, 1, nb) .* reshape (D, 1, nh, m, nb), 2), m, m, nb);
+    else
+      for k = 1:nb
+        tk = t(J(k));
+        for i = 1:m+1
+          A(:, i, k) = G (P(:, i, k)) * fcn (tk, P(:, i, k)) - G (M(:, i, k)) * fcn (tk, M(:, i, k));
+        endfor
+      endfor
+    endif
+    A = A ./ E3;
+    ## the m-by-m systems of the block, as one block-diagonal sparse solve
+    [r, i, k] = ndgrid (1:m, 1:m, 1:nb);
+    S = sparse (r(:) + m * (k(:) - 1), i(:) + m * (k(:) - 1), reshape (A(:, 1:m, :), [], 1), m * nb, m * nb);
+    lam(:, J) = -reshape (S \ reshape (A(:, m+1, :), [], 1), m, nb);
+  endfor
+  mon.residuals = struct ("constraint", max (abs (gv), [], 1), "hidden", max (abs (hv), [], 1));
+  mon.lambda = lam;
+
+endfunction
+
+## fcn (t_j, y_j, extra...) for every output time (Y: states as columns),
+## collected in a cell and checked after the loop: real, finite, K values
+## each (K = 1 for H; InvariantFcn: the size of its first value).  V0: the
+## values at t(1) when already known (not called again there).
+function v = evaluate (solver, name, fcn, t, Y, extra, K, v0)
+  N = numel (t);
+  c = cell (1, N);
+  j0 = 1;
+  if (! isempty (v0))
+    c{1} = v0;
+    j0 = 2;
+  endif
+  if (! isempty (extra))
+    fcn = @(t, y) fcn (t, y, extra{:});    # bound once (see odepkg_monitor)
+  endif
+  for j = j0:N
+    c{j} = fcn (t(j), Y(:, j));
+  endfor
+  if (isempty (K))
+    K = numel (c{1});
+  endif
+  ok = cellfun ("isnumeric", c) & cellfun ("isreal", c) & cellfun ("numel", c) == K;
+  if (K > 0 && all (ok))
+    try
+      v = reshape (double ([c{:}]), K, N);      # all columns, or all rows
+    catch
+      v = zeros (K, N);                         # rows and columns mixed
+      for j = 1:N
+        v(:, j) = c{j}(:);
+      endfor
+    end_try_catch
+    ok = all (isfinite (v), 1);
+  endif
+  if (K == 0 || ! all (ok))
+    j = find (! ok, 1);
+    if (isempty (j))
+      j = 1;
+    endif
+    if (K == 1)
+      what = "a scalar";
+    else
+      what = sprintf ("a vector of %d", K);
+    endif
+    error ("odepkg:badFcnOutput",
+           "%s: %s must return %s of real finite values at each output time (t = %g)",
+           solver, name, what, t(j));
+  endif
+endfunction
+
+## Dg by central differences of g (when ConstraintGradFcn is not given).
+function G = fd_gradient (g, x, extra)
+  g0 = g (x, extra{:});
+  G = zeros (numel (g0), numel (x));
+  for k = 1:numel (x)
+    e = eps^(1/3) * max (1, abs (x(k)));
+    dx = zeros (size (x));  dx(k) = e;
+    G(:, k) = (g (x + dx, extra{:}) - g (x - dx, extra{:})) / (2 * e);
+  endfor
 endfunction

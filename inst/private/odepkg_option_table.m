@@ -47,6 +47,8 @@ function T = build ()
       "called as ode45 does (\"init\", each output, \"done\"); odeplot when no output is requested";
     "OutputSel", "special", [], all_, "state components passed to OutputFcn";
     "Stats", "onoff", "off", all_, "print the counts of steps, calls and Newton iterations";
+    "Progress", "choice", "off", all_, ...
+      "how far a long run is: \"text\" (a line in the terminal: percent, elapsed, remaining), \"waitbar\", or \"on\" (waitbar in the GUI, else text)";
     "Vectorized", "special", [], all_, ...
       "accepted: the solvers call FCN with one state at a time, which a vectorized FCN handles";
     "Events", "handle", [], all_, ...
@@ -102,6 +104,8 @@ function T = build ()
               "solvers", rows(:, 4), "help", rows(:, 5), "values", {{}});
   for i = 1:numel (T)
     switch (T(i).name)
+      case "Progress"
+        T(i).values = {"off", "on", "text", "waitbar"};
       case "InitialProjection"
         T(i).values = {"warn", "error"};
       case "ConstraintVariables"

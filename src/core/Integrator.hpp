@@ -8,6 +8,7 @@
 #include "ErrorNorm.hpp"
 #include "EventLocator.hpp"
 #include "InitialStep.hpp"
+#include "ProgressMeter.hpp"
 #include "StepDoubling.hpp"
 #include "StepSizeController.hpp"
 #include "Stepper.hpp"
@@ -57,9 +58,20 @@ class Integrator {
 
   /// Integrate from times(0) to times(end).  With two times, every accepted
   /// step is output; with more, exactly those times are.  `f0` = f(t0, x0) if
-  /// the caller already has it.
+  /// the caller already has it.  With a progress meter (set_progress), it is
+  /// started here, told of every accepted step and finished where the run ends.
   IntegrationResult run(const ConstVecRef& times, const ConstVecRef& x0, Observer& observer,
                         const InterruptHook& interrupt = nullptr, const Vec* f0 = nullptr) {
+    if (!progress_ || times.size() < 2) return run_steps(times, x0, observer, interrupt, f0);
+    progress_->start(times(0), times(times.size() - 1));
+    const IntegrationResult res = run_steps(times, x0, observer, interrupt, f0);
+    progress_->finish(res.t);
+    return res;
+  }
+
+  /// run() without the progress meter's start and finish.
+  IntegrationResult run_steps(const ConstVecRef& times, const ConstVecRef& x0, Observer& observer,
+                              const InterruptHook& interrupt = nullptr, const Vec* f0 = nullptr) {
     const Eigen::Index nt = times.size();
     if (nt < 2) throw InputError("invalidInput", "at least two times are needed");
     const double direction = times(nt - 1) >= times(0) ? 1.0 : -1.0;
@@ -114,6 +126,7 @@ class Integrator {
           if (events_ && !check_events(h_step, terminal)) return failed(res, StepStatus::NonFinite);
           advance();
           ++st.steps;
+          if (progress_) progress_->step(cur_.t);
           if (terminal) return terminated(res, observer);
           if ((every_step || i == n) && !observer(cur_.t, cur_.x)) return stopped(res);
         }
@@ -200,6 +213,7 @@ class Integrator {
         if (events_ && !check_events(next_.t - cur_.t, terminal)) return failed(res, StepStatus::NonFinite);
         advance();
         ++st.steps;
+        if (progress_) progress_->step(cur_.t);
         if (terminal) return terminated(res, observer);
         if ((every_step || lands) && !observer(cur_.t, cur_.x)) return stopped(res);
       }
@@ -234,6 +248,9 @@ class Integrator {
 
   /// Locate the zero crossings of these event functions after every step.
   void set_events(EventLocator* events) { events_ = events; }
+
+  /// Report progress to this meter (ProgressMeter.hpp); null: none.
+  void set_progress(ProgressMeter* progress) { progress_ = progress; }
 
  private:
   static StepSizeController::Options with_max_step(const IntegratorOptions& o) {
@@ -333,6 +350,7 @@ class Integrator {
   }
 
   EventLocator* events_ = nullptr;
+  ProgressMeter* progress_ = nullptr;
   Stepper& stepper_;
   HamiltonianProblem& problem_;
   IntegratorOptions opts_;

@@ -59,9 +59,24 @@ class ReversibleIntegrator {
     }
   }
 
-  /// As Integrator::run.  `f0` = f(t0, x0) if the caller has it.
+  /// As Integrator::run.  `f0` = f(t0, x0) if the caller has it.  With a
+  /// progress meter (set_progress): started here, told of every step,
+  /// finished where the run ends.
   IntegrationResult run(const ConstVecRef& times, const ConstVecRef& x0, Observer& observer,
                         const Integrator::InterruptHook& interrupt = nullptr, const Vec* f0 = nullptr) {
+    if (!progress_ || times.size() < 2) return run_steps(times, x0, observer, interrupt, f0);
+    progress_->start(times(0), times(times.size() - 1));
+    const IntegrationResult res = run_steps(times, x0, observer, interrupt, f0);
+    progress_->finish(res.t);
+    return res;
+  }
+
+  /// Report progress to this meter (ProgressMeter.hpp); null: none.
+  void set_progress(ProgressMeter* progress) { progress_ = progress; }
+
+ private:
+  IntegrationResult run_steps(const ConstVecRef& times, const ConstVecRef& x0, Observer& observer,
+                              const Integrator::InterruptHook& interrupt, const Vec* f0) {
     const Eigen::Index nt = times.size();
     if (nt < 2) throw InputError("invalidInput", "at least two times are needed");
     const double tf = times(nt - 1);
@@ -127,10 +142,13 @@ class ReversibleIntegrator {
       ++st.steps;
       min_step_ = std::min(min_step_, std::abs(h));
       max_step_taken_ = std::max(max_step_taken_, std::abs(h));
+      if (progress_) progress_->step(cur_.t);
       if (every_step && !observer(cur_.t, cur_.x)) return stopped(res);
     }
   }
 
+
+ public:
   const Point& current() const { return cur_; }
   double eps() const { return eps_; }
   /// Smallest and largest step of the density (the shortened output steps
@@ -139,6 +157,7 @@ class ReversibleIntegrator {
   double max_step() const { return max_step_taken_; }
 
  private:
+  ProgressMeter* progress_ = nullptr;
   // The shortened step Phi_{target - t_n}(y_n) into out_ (y_n itself when
   // target is within the time resolution of t_n).  `st` non-null: the run's
   // last step, counted.
