@@ -188,8 +188,8 @@ endfunction
 %! ## Only where this file is the installed package's (make sanitize runs the
 %! ## tests from the source tree, where there is nothing to describe).
 %! here = canonicalize_file_name (fileparts (which ("odeSHAKE")));
-%! installed = cellfun (@(p) strcmp (p.name, "odepkg")
-%!                           && strcmp (canonicalize_file_name (p.dir), here), pkg ("list"));
+%! is_this = @(p) strcmp (p.name, "odepkg") && strcmp (canonicalize_file_name (p.dir), here);
+%! installed = cellfun (is_this, pkg ("list"));
 %! if (any (installed))
 %!   d = pkg ("describe", "-verbose", "odepkg");
 %!   fns = {};

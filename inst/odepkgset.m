@@ -30,6 +30,12 @@
 ## With @qcode{"reversible"}: @code{G = fcn (@var{t}, y)}, the logarithmic
 ## derivative (d rho/dt) / rho of your step density rho(y) along the
 ## solution (steps h = eps / rho); default rho = |f(y)|.
+## @item @qcode{"Progress"}
+## Long runs say how far they are: @qcode{"text"} (one line in the terminal,
+## rewritten: percent of the span, elapsed time, an estimate of the rest),
+## @qcode{"waitbar"}, or @qcode{"on"} (a waitbar when the GUI runs, else
+## text); @qcode{"off"} by default.  Driven by the compiled loop, at most four
+## updates a second, with or without your own OutputFcn.
 ## @item @qcode{"HamiltonianHessFcn"}
 ## @code{@var{H} = fcn (@var{t}, [q; p])}, the 2d-by-2d Hessian of H in (q, p)
 ## order, used for Newton's Jacobian (finite differences otherwise).
