@@ -678,7 +678,7 @@ endfunction
 %! ## failure at t = 0 and a one-row result); with the check off it runs.
 %! for G = {@(q) -2*q', @(q) q'}
 %!   try
-%!     odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "ConstraintGradFcn", G{1}));
+%!     sol = odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "ConstraintGradFcn", G{1}));
 %!     error ("no error raised");
 %!   catch err
 %!     assert (err.identifier, "odepkg:derivativeCheck");
@@ -698,7 +698,7 @@ endfunction
 %! ## the first step's Newton failure says what was (not) checked
 %! warning ("error", "odepkg:integrationFailed", "local");
 %! try
-%!   odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "ConstraintGradFcn", @(q) [-2*q(1), 2*q(2)], ...
+%!   sol = odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "ConstraintGradFcn", @(q) [-2*q(1), 2*q(2)], ...
 %!                                                  "DerivativeCheck", "off", "TimeStepNumber", 5));
 %!   error ("no failure");
 %! catch err

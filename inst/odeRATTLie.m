@@ -722,7 +722,7 @@ endfunction
 %!          setfield(G, "tangent_inv_transpose", @(w) inv (Tfun (w))), "LieGroup.tangent_inv_transpose"};
 %! for k = 1:rows (wrong)
 %!   try
-%!     odeRATTLie (@(t, y) zeros (3, 1), 0, y0, odepkgset (o, "LieGroup", wrong{k, 1}));
+%!     sol = odeRATTLie (@(t, y) zeros (3, 1), 0, y0, odepkgset (o, "LieGroup", wrong{k, 1}));
 %!     error ("no error raised");
 %!   catch err
 %!     assert (err.identifier, "odepkg:derivativeCheck");

@@ -121,7 +121,7 @@ endfunction
 %! o = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 100, "Explicit", "yes");
 %! for y0 = {[1; 0.5], [0; 0.5]}
 %!   try
-%!     odeSE (f, 0, y0{1}, o);
+%!     sol = odeSE (f, 0, y0{1}, o);
 %!     error ("not refused");
 %!   catch err
 %!     assert (err.identifier, "odepkg:notSeparable");

@@ -227,7 +227,7 @@ endfunction
 %! o = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 1000, "Explicit", "yes");
 %! for y0 = {[1; 0.5], [0; 0.5], [1; 0]}
 %!   try
-%!     odeSV (f, 0, y0{1}, o);
+%!     sol = odeSV (f, 0, y0{1}, o);
 %!     error ("not refused");
 %!   catch err
 %!     assert (err.identifier, "odepkg:notSeparable");
