@@ -7,12 +7,13 @@ cd "$(dirname "$0")/.."
 mkdir -p build
 status=0
 
-# The Google Tests compile on one core in the background while the Octave
-# suite (one interpreter, one core) runs on the other: the two longest parts
-# of the run overlap instead of adding up.
+# The Google Tests compile in the background (two jobs) while the Octave
+# suite (one interpreter, about two minutes) runs: the compile is the longest
+# part of the run, and it starts first.  -O2, not CMake's -O3: 19 % less
+# compile time (rattle_test.cc: 41.8 s against 51.5 s), the tests as fast.
 echo "== C++ core: Google Tests compiling in the background (build/core-build.log)"
-cmake -S test -B build/core -DCMAKE_BUILD_TYPE=Release > build/cmake.log 2>&1 || { cat build/cmake.log; exit 1; }
-make -C build/core -j1 > build/core-build.log 2>&1 &
+cmake -S test -B build/core -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" > build/cmake.log 2>&1 || { cat build/cmake.log; exit 1; }
+make -C build/core -j2 > build/core-build.log 2>&1 &
 core_build_pid=$!
 trap 'kill "$core_build_pid" 2>/dev/null' EXIT   # an early exit leaves no compiler behind
 
