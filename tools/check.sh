@@ -10,7 +10,7 @@ status=0
 # The Google Tests compile in the background (two jobs) while the Octave
 # suite (one interpreter, about two minutes) runs: the compile is the longest
 # part of the run, and it starts first.  -O2, not CMake's -O3: 19 % less
-# compile time (rattle_test.cc: 41.8 s against 51.5 s), the tests as fast.
+# compile time (rattle_test.cc: 41.8 s against 51.5 s).
 echo "== C++ core: Google Tests compiling in the background (build/core-build.log)"
 cmake -S test -B build/core -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" > build/cmake.log 2>&1 || { cat build/cmake.log; exit 1; }
 make -C build/core -j2 > build/core-build.log 2>&1 &
