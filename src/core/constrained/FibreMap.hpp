@@ -30,12 +30,18 @@ class FibreMap {
 /// constant along its own flow.
 class HolonomicFibre final : public FibreMap {
  public:
-  explicit HolonomicFibre(ConstraintSet& g) : g_(g), Dg_(g.count(), 2 * g.dim()) {}
-  /// (HolonomicConstraints keeps G(q) while q is the same: a Newton
-  /// iteration sliding along one fibre, q fixed, calls G once)
+  explicit HolonomicFibre(ConstraintSet& g) : g_(g), Dg_(g.count(), 2 * g.dim()), q_(g.dim()) {}
   bool flow(const ConstVecRef& z, const ConstVecRef& s, VecRef out) override {
     const int d = g_.dim();
-    if (!g_.grad(z, Dg_)) return false;
+    // G(q) of the last call is reused while q is the same (a Newton
+    // iteration slides along one fibre, q fixed).  A cache of its own:
+    // HolonomicConstraints keeps one q too, and the step alternates q_0 and
+    // q_1 between the two (without this one, 4 calls of G per step, not 3)
+    if (!have_ || !(q_.array() == z.head(d).array()).all()) {
+      if (!g_.grad(z, Dg_)) return false;
+      q_ = z.head(d);
+      have_ = true;
+    }
     out = z;
     out.tail(d).noalias() -= Dg_.leftCols(d).transpose() * s;
     return out.allFinite();
@@ -44,6 +50,8 @@ class HolonomicFibre final : public FibreMap {
  private:
   ConstraintSet& g_;
   Mat Dg_;
+  Vec q_;
+  bool have_ = false;
 };
 
 /// The user's exp(sum_i s_i X_{g_i})(z), counted in Stats::flow_evals.
