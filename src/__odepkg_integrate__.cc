@@ -177,12 +177,10 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     std::unique_ptr<ReversibleIntegrator> reversible;
     if (s.reversible)
       {
-        if (events)
-          error_with_id ("odepkg:invalidOption",
-                         "%s: option \"Events\" is not yet implemented with StepControl \"reversible\"", who);
         if (s.step_density.is_defined ())
           density = std::make_unique<OctaveStepDensity> (s.step_density, extra, who);
         reversible = std::make_unique<ReversibleIntegrator> (*stepper, s.integrator, density.get ());
+        reversible->set_events (events.get ());
       }
     // "Progress": the loop counts steps and reads the clock every few
     // thousand of them; the display is called at most four times a second.

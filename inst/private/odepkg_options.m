@@ -122,10 +122,6 @@ function reversible_step_control (solver, o)
            '%s: StepControl "reversible" chooses the steps itself: remove TimeStepSize and TimeStepNumber',
            solver);
   endif
-  if (! isempty (o.Events))
-    error ("odepkg:unsupportedOption",
-           '%s: option "Events" is not yet implemented with StepControl "reversible"', solver);
-  endif
 endfunction
 
 function bad (solver, name, what)

@@ -16,6 +16,14 @@
 // step would reach or pass is output from a separate, shortened step
 // Phi_{t_k - t_n}(y_n); the reversible sequence of steps goes on from y_n
 // unchanged.  The last output (tf) is such a step too.
+//
+// Events (set_events): located on each step, the shortened last one
+// included, by the EventLocator of the ordinary loop (regula falsi on the
+// method's own step from y_n, Integrator.hpp).  The locator's trial steps
+// leave y_n, y_{n+1} and the density alone, so the steps after a
+// non-terminal event are those of the run without events; a terminal event
+// ends the run at the event's time and state (requested times before it
+// are output, those after it are not).
 #ifndef ODEPKG_REVERSIBLE_INTEGRATOR_HPP
 #define ODEPKG_REVERSIBLE_INTEGRATOR_HPP
 
@@ -74,6 +82,10 @@ class ReversibleIntegrator {
   /// Report progress to this meter (ProgressMeter.hpp); null: none.
   void set_progress(ProgressMeter* progress) { progress_ = progress; }
 
+  /// Locate the zero crossings of these event functions on every step
+  /// (EventLocator.hpp, as Integrator::set_events); null: none.
+  void set_events(EventLocator* events) { events_ = events; }
+
  private:
   IntegrationResult run_steps(const ConstVecRef& times, const ConstVecRef& x0, Observer& observer,
                               const Integrator::InterruptHook& interrupt, const Vec* f0) {
@@ -100,6 +112,9 @@ class ReversibleIntegrator {
     ReversibleStepDensity density(*rate_, eps_, opts_.max_step);
     if (!density.start(cur_.t, cur_.x)) return failed(res, "the step density's control function G failed");
 
+    if (events_ && !events_->start(cur_.t, cur_.x))
+      return failed(res, "the Events function returned a non-finite value");
+
     Stats& st = problem_.stats();
     Eigen::Index k = 1;  // next requested time
     for (;;) {
@@ -113,40 +128,62 @@ class ReversibleIntegrator {
                       density.rho_half(), density.rho(), density.G(), eps_);
         return failed(res, buf);
       }
-      // The requested times this step would reach: each from its own
-      // shortened step, the last (tf) ending the run.
-      while (direction * (cur_.t + h - times(k)) >= 0.0) {
-        const bool last = k == nt - 1;
-        if (!output_step(times(k), last ? &st : nullptr, res)) return res;
-        if (last) {
-          if (!observer(out_.t, out_.x)) return stopped(res);
-          res.t = out_.t;
-          return res;
+      // The step of the density, or, when it would reach tf, the shortened
+      // last step Phi_{tf - t_n}(y_n) that ends the run.
+      const bool last = direction * (cur_.t + h - tf) >= 0.0;
+      if (last) {
+        if (!output_step(tf, next_, res)) return res;
+      } else {
+        if (!(std::abs(h) >= Integrator::time_resolution(cur_.t, tf))) {
+          char buf[240];
+          std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g", std::abs(h),
+                        Integrator::time_resolution(cur_.t, tf), cur_.t);
+          return failed(res, buf);
         }
+        const StepStatus s = stepper_.step(cur_, h, next_);
+        if (s != StepStatus::Success) return failed(res, s, h);
+        if (!next_.x.allFinite()) return failed(res, StepStatus::NonFinite, h);
+        next_.t = cur_.t + h;
+      }
+      // Events located on this step from y_n by the locator's own trial
+      // steps: y_n, y_{n+1} and the density are untouched, so a run goes on
+      // through non-terminal events with the step sequence it has without
+      // them.  A terminal event moves next_ to the event.
+      bool terminal = false;
+      if (events_) {
+        bool failed_eval = false;
+        terminal = events_->check(cur_, next_.t - cur_.t, next_, failed_eval);
+        if (failed_eval) return failed(res, "the Events function returned a non-finite value (or a trial step failed)");
+      }
+      if (!last && !terminal && !density.finish(next_.t, next_.x))
+        return failed(res, "the step density's control function G failed");
+      // The requested times this step reaches (before a terminal event:
+      // strictly before it), each from its own shortened step from y_n.
+      while (k < nt - 1 && (terminal ? direction * (next_.t - times(k)) > 0.0
+                                     : direction * (cur_.t + h - times(k)) >= 0.0)) {
+        if (!output_step(times(k), out_, res)) return res;
         if (!observer(out_.t, out_.x)) return stopped(res);
         ++k;
       }
-      if (!(std::abs(h) >= Integrator::time_resolution(cur_.t, tf))) {
-        char buf[240];
-        std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g", std::abs(h),
-                      Integrator::time_resolution(cur_.t, tf), cur_.t);
-        return failed(res, buf);
-      }
-      const StepStatus s = stepper_.step(cur_, h, next_);
-      if (s != StepStatus::Success) return failed(res, s, h);
-      if (!next_.x.allFinite()) return failed(res, StepStatus::NonFinite, h);
-      next_.t = cur_.t + h;
-      if (!density.finish(next_.t, next_.x))
-        return failed(res, "the step density's control function G failed");
       std::swap(cur_, next_);
       ++st.steps;
+      if (progress_) progress_->step(cur_.t);
+      if (terminal) {
+        observer(cur_.t, cur_.x);
+        res.outcome = IntegrationResult::Outcome::StoppedByEvent;
+        res.t = cur_.t;
+        return res;
+      }
+      if (last) {
+        if (!observer(cur_.t, cur_.x)) return stopped(res);
+        res.t = cur_.t;
+        return res;
+      }
       min_step_ = std::min(min_step_, std::abs(h));
       max_step_taken_ = std::max(max_step_taken_, std::abs(h));
-      if (progress_) progress_->step(cur_.t);
       if (every_step && !observer(cur_.t, cur_.x)) return stopped(res);
     }
   }
-
 
  public:
   const Point& current() const { return cur_; }
@@ -158,23 +195,24 @@ class ReversibleIntegrator {
 
  private:
   ProgressMeter* progress_ = nullptr;
-  // The shortened step Phi_{target - t_n}(y_n) into out_ (y_n itself when
-  // target is within the time resolution of t_n).  `st` non-null: the run's
-  // last step, counted.
-  bool output_step(double target, Stats* st, IntegrationResult& res) {
+  EventLocator* events_ = nullptr;
+  // The shortened step Phi_{target - t_n}(y_n) into `to` (y_n itself when
+  // target is within the time resolution of t_n).
+  bool output_step(double target, Point& to, IntegrationResult& res) {
     const double h = target - cur_.t;
     if (std::abs(h) < Integrator::time_resolution(cur_.t, target)) {
-      out_.t = target;
-      out_.x = cur_.x;
+      to.t = target;
+      to.x = cur_.x;
+      to.force = cur_.force;
+      to.has_force = cur_.has_force;
       return true;
     }
-    const StepStatus s = stepper_.step(cur_, h, out_);
-    if (s != StepStatus::Success || !out_.x.allFinite()) {
+    const StepStatus s = stepper_.step(cur_, h, to);
+    if (s != StepStatus::Success || !to.x.allFinite()) {
       failed(res, s == StepStatus::Success ? StepStatus::NonFinite : s, h);
       return false;
     }
-    out_.t = target;
-    if (st) ++st->steps;
+    to.t = target;
     return true;
   }
 

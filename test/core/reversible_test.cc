@@ -308,3 +308,65 @@ TEST(ReversibleIntegrator, RefusesWhatItCannotDo) {
   EXPECT_GT(rec.t.size(), 2u);  // the steps before the failure were output
   EXPECT_LT(r.t, 10.0);
 }
+
+// Events under the reversible control: Kepler e = 0.9 from the pericentre,
+// q2 crossing 0 upward at every pericentre passage t = 2 pi k.  The located
+// times are spaced by the method's period (the same for every orbit), 2 pi
+// up to its phase error, O(eps^2); the event state has q2 = 0, and the located crossings leave the run alone: every
+// step's state is bitwise the one of the run without events.  A terminal
+// event ends the run at the first passage, its state the last output.
+TEST(ReversibleIntegrator, EventsAtPericentrePassages) {
+  Kepler k;
+  k.e = 0.9;
+  const double tf = 21 * kPi;
+  Vec times(2);
+  times << 0.0, tf;
+  auto run = [&](int mode, Recorder& rec, std::vector<EventRecord>& events) {  // 0 none, 1 events, 2 terminal
+    HamiltonianProblem P = k.make();
+    StormerVerlet sv(P, true);
+    KeplerDensity rho;
+    ReversibleIntegrator ri(sv, with_eps(1e-3), &rho);
+    EventLocator ev(sv,
+                    [mode](double, const ConstVecRef& x, VecRef g, VecRef term, VecRef dir) {
+                      g(0) = x(1);
+                      term(0) = mode == 2 ? 1.0 : 0.0;
+                      dir(0) = 1.0;
+                    },
+                    1);
+    if (mode > 0) ri.set_events(&ev);
+    const IntegrationResult r = ri.run(times, k.initial(), rec);
+    events = ev.events();
+    return r.outcome;
+  };
+  Recorder plain, with, term;
+  std::vector<EventRecord> none, ev, ev_term;
+  ASSERT_EQ(run(0, plain, none), IntegrationResult::Outcome::Completed);
+  ASSERT_EQ(run(1, with, ev), IntegrationResult::Outcome::Completed);
+  ASSERT_EQ(ev.size(), 10u);
+  double lo = 1e300, hi = -1e300;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    EXPECT_LT(std::abs(ev[i].x(1)), 1e-12);
+    EXPECT_GT(ev[i].x(0), 0.0);  // the pericentre side
+    const double spacing = ev[i].t - (i == 0 ? 0.0 : ev[i - 1].t);
+    lo = std::min(lo, spacing);
+    hi = std::max(hi, spacing);
+  }
+  std::printf("pericentre passages: spacing - 2 pi in [%.6g, %.6g]\n", lo - 2 * kPi, hi - 2 * kPi);
+  EXPECT_LT(hi - lo, 1e-6);                // measured 1.1e-7
+  EXPECT_LT(std::abs(lo - 2 * kPi), 0.03);  // measured 0.0168
+  ASSERT_EQ(with.t.size(), plain.t.size());
+  for (std::size_t i = 0; i < plain.t.size(); ++i) {
+    ASSERT_EQ(with.t[i], plain.t[i]) << "step " << i;
+    ASSERT_TRUE(with.x[i] == plain.x[i]) << "step " << i;
+  }
+  ASSERT_EQ(run(2, term, ev_term), IntegrationResult::Outcome::StoppedByEvent);
+  ASSERT_EQ(ev_term.size(), 1u);
+  EXPECT_EQ(ev_term[0].t, ev[0].t);
+  EXPECT_EQ(term.t.back(), ev_term[0].t);
+  EXPECT_TRUE(term.x.back() == ev_term[0].x);
+  // before the event, the steps of the run without events
+  ASSERT_LT(term.t.size(), plain.t.size());
+  for (std::size_t i = 0; i + 1 < term.t.size(); ++i) ASSERT_TRUE(term.x[i] == plain.x[i]) << "step " << i;
+  EXPECT_LT(term.t[term.t.size() - 2], ev_term[0].t);
+  EXPECT_GT(plain.t[term.t.size() - 1], ev_term[0].t);
+}
