@@ -19,6 +19,10 @@
 ## one call of @var{fcn} per substep (for an acceleration independent of v,
 ## for which velocity Verlet is symmetric).
 ##
+## @qcode{"CompensatedSummation"}, @qcode{"on"}: the updates x_@{n+1@} =
+## x_n + dx and v_@{n+1@} = v_n + dv summed with compensation (see
+## @code{odeSV}).
+##
 ## Time modes, as in odepkg:
 ## @itemize
 ## @item @var{tspan} = [t0 tf]: adaptive steps, the local error estimated by
@@ -224,6 +228,20 @@ endfunction
 %! [t, y, te] = odeVV (f, [0 10], [1; 0], odepkgset ("Events", ev, "RelTol", 1e-8, "AbsTol", 1e-10));
 %! assert (te(end), 3 * pi / 2, 1e-5);   # adaptive steps
 %!error <Events function must return> [t, y] = odeVV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odeset ("Events", @(t, x) x(1)));
+%!test
+%! ## CompensatedSummation honoured (fixed steps and step doubling): the
+%! ## compensated runs differ from the plain ones by round-off only
+%! f = @(t, x) [x(2); -x(1)];
+%! o = odepkgset ("TimeStepSize", 0.05, "TimeStepNumber", 500, "Order", 8);
+%! [~, yp] = odeVV (f, 0, [1; 0], o);
+%! [~, yc] = odeVV (f, 0, [1; 0], odepkgset (o, "CompensatedSummation", "on"));
+%! d = max (abs (yc(:) - yp(:)));
+%! assert (d > 0 && d < 1e-12);
+%! a = odepkgset ("RelTol", 1e-8, "AbsTol", 1e-8, "Order", 4);
+%! sp = odeVV (f, [0 10], [1; 0], a);
+%! sc = odeVV (f, [0 10], [1; 0], odepkgset (a, "CompensatedSummation", "on"));
+%! assert (sc.y(:,end), sp.y(:,end), 1e-10);
+%! assert (sc.y(:,end), [cos(10); -sin(10)], 1e-6);
 %!error <at most five outputs> [a, b, c, d, e, f] = odeVV (@(t, x) [x(2); -x(1)], [0 1], [1; 0]);
 %!error <Invalid call> odeVV (1)
 %!error <TSPAN must be strictly increasing> odeVV (@(t, x) x, [0 0], [1; 0])

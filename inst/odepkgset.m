@@ -73,6 +73,15 @@
 ## @qcode{"KahanLi6"}, @qcode{"McLachlan8"}, @qcode{"KahanLi8"},
 ## @qcode{"SofroniouSpaletta10"}), or an order 2, 4, 6, 8, 10 for the
 ## recommended table of that order.
+## @item @qcode{"CompensatedSummation"}
+## odeSV (with @qcode{"Explicit"}), odeVV: @qcode{"on"} sums the state
+## updates q_@{n+1@} = q_n + dq, p_@{n+1@} = p_n + dp with a compensation
+## vector carried across steps and across a composition's substeps (Kahan;
+## Hairer, McLachlan, Razakarivony, "Achieving Brouwer's law with implicit
+## Runge-Kutta methods", BIT 48, 2008).  Over millions of fixed steps the
+## round-off of the plain sums, a random walk, and not the method then
+## limits the energy error (see @file{bench/compensated_summation.m}).
+## Default @qcode{"off"}.
 ## @item @qcode{"LieGroup"}, @qcode{"MassMatrix"}
 ## odeRATTLie: the configuration group (a name such as @qcode{"SO3"},
 ## @qcode{"S3xR3"}, @qcode{"Rn"}, or a struct of its operations) and the

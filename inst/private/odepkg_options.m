@@ -87,6 +87,7 @@ function o = odepkg_options (solver, opts, n)
            "odeRATTLie: options Composition and Order (composition methods) are not yet available for odeRATTLie; they are for odeSV, odeVV and odeRATTLE");
   endif
   reversible_step_control (solver, o);
+  compensated_summation (solver, o);
   honoured_or_refused (solver, opts, T);
 
 endfunction
@@ -120,6 +121,25 @@ function reversible_step_control (solver, o)
   if (! isempty (o.TimeStepSize) || ! isempty (o.TimeStepNumber))
     error ("odepkg:invalidOption",
            '%s: StepControl "reversible" chooses the steps itself: remove TimeStepSize and TimeStepNumber',
+           solver);
+  endif
+endfunction
+
+## CompensatedSummation: implemented in the explicit Störmer-Verlet and
+## velocity Verlet (and compositions of them), under fixed steps and step
+## doubling.
+function compensated_summation (solver, o)
+  if (! strcmp (o.CompensatedSummation, "on"))
+    return;
+  endif
+  if (strcmp (solver, "odeSV") && ! strcmp (o.Explicit, "on"))
+    error ("odepkg:unsupportedOption",
+           '%s: option "CompensatedSummation" is implemented for the explicit scheme only (add "Explicit", "yes" for a separable H)',
+           solver);
+  endif
+  if (strcmp (o.StepControl, "reversible"))
+    error ("odepkg:unsupportedOption",
+           '%s: option "CompensatedSummation" is not yet implemented with StepControl "reversible" (fixed steps or step doubling)',
            solver);
   endif
 endfunction
@@ -226,9 +246,10 @@ function honoured_or_refused (solver, opts, T)
     if (isempty (v) || any (strcmp (name, honoured)))
       continue;
     endif
-    if (strcmp (name, "Explicit") && ((ischar (v) && any (strcmpi (v, {"no", "off"})))
-                                      || ((islogical (v) || isnumeric (v)) && isscalar (v) && ! v)))
-      continue;                          # "no": the implicit scheme, all these solvers have
+    if (any (strcmp (name, {"Explicit", "CompensatedSummation"}))
+        && ((ischar (v) && any (strcmpi (v, {"no", "off"})))
+            || ((islogical (v) || isnumeric (v)) && isscalar (v) && ! v)))
+      continue;                          # "no": what all these solvers do without the option
     endif
     if (isfield (foreign, name))
       error ("odepkg:unsupportedOption", '%s: option "%s" is not supported: %s', solver, name,

@@ -43,6 +43,9 @@ struct Settings {
   /// Composition method raising the order (Composition, or Order's
   /// recommended table); null: the plain method.
   const composition::CompositionTable* composition = nullptr;
+  /// CompensatedSummation: the state updates summed with compensation
+  /// (CompensatedSum.hpp); explicit Störmer–Verlet and velocity Verlet.
+  bool compensated_summation = false;
   octave_value output_fcn;
   octave_value events;  ///< odeset's Events function (empty: none)
   bool reversible = false;  ///< StepControl "reversible" (Hairer–Söderlind step density)
@@ -191,6 +194,7 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
                   "%s: option \"ConstraintFlowFcn\" is for ConstraintVariables \"qp\" (the fibres of "
                   "holonomic constraints g(q) are p - G(q)' s, taken in closed form)", who.c_str());
   s.composition = read_composition(r, who);
+  s.compensated_summation = r.flag("CompensatedSummation", false);
   s.newton_tol_given = r.has("NewtonTol");
   s.newton.tol = r.real_scalar("NewtonTol", s.newton.tol, true);
   s.newton.max_iterations = r.integer("MaxNewtonIterations", s.newton.max_iterations, 1);
@@ -234,6 +238,10 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   s.events = r.function("Events");
   s.reversible = r.choice("StepControl", {"doubling", "reversible"}, "doubling") == "reversible";
   s.step_density = r.function("StepDensityFcn");
+  if (s.compensated_summation && s.reversible)
+    error_with_id("odepkg:unsupportedOption",
+                  "%s: option \"CompensatedSummation\" is not yet implemented with StepControl \"reversible\" "
+                  "(fixed steps or step doubling)", who.c_str());
   if (s.step_density.is_defined() && !s.reversible)
     error_with_id("odepkg:invalidOption",
                   "%s: option \"StepDensityFcn\" is for StepControl \"reversible\"", who.c_str());

@@ -99,7 +99,8 @@ inline std::unique_ptr<Stepper> make_base_stepper(const std::string& method, Oct
 /// The method, composed with the Composition/Order table if one is asked
 /// for: symmetric methods only (Störmer–Verlet, velocity Verlet, RATTLE and
 /// geometric RATTLE over midpoint or Störmer–Verlet).
-inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctaveProblem& op, const Settings& s) {
+inline std::unique_ptr<Stepper> make_composed_stepper(const std::string& method, OctaveProblem& op,
+                                                      const Settings& s) {
   if (!s.composition) return make_base_stepper(method, op, s);
   const std::string what = std::string("options \"Composition\"/\"Order\" (") + s.composition->name + ")";
   if (method == "symplectic_euler")
@@ -116,6 +117,18 @@ inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctavePr
   // Composed steps add up the substeps' Newton errors: to round-off unless asked otherwise.
   if (!s.newton_tol_given) composed.newton.tol = 1e-14;
   return std::make_unique<CompositionStepper>(make_base_stepper(method, op, composed), *s.composition);
+}
+
+/// make_composed_stepper with CompensatedSummation honoured, or refused
+/// with the option named where the method does not implement it.
+inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctaveProblem& op, const Settings& s) {
+  std::unique_ptr<Stepper> stepper = make_composed_stepper(method, op, s);
+  if (!stepper->set_compensated_summation(s.compensated_summation))
+    throw InputError("unsupportedOption",
+                     std::string("option \"CompensatedSummation\" is implemented for the explicit Stormer-Verlet "
+                                 "(odeSV with \"Explicit\", \"yes\") and velocity Verlet (odeVV), with or "
+                                 "without Composition/Order; not for ") + stepper->name());
+  return stepper;
 }
 
 }  // namespace odepkg::binding

@@ -16,17 +16,26 @@ namespace odepkg {
 /// separable H produce it at the end of a step and reuse it at the start of
 /// the next one ("first same as last"), so each step evaluates f only as often
 /// as the method needs.
+///
+/// `comp` is the compensation of compensated summation (CompensatedSum.hpp):
+/// the rounding error of the sums that produced `x`, carried into the next
+/// step's increments by steppers with set_compensated_summation(true) (zero
+/// otherwise).  It lives with the state, so the loop's copies and swaps of
+/// points, a rejected attempt (which never touches the current point) and a
+/// composition's substeps carry it as they carry x.
 struct Point {
   double t = 0.0;
   Vec x;
   Vec force;
+  Vec comp;
   bool has_force = false;
 
   Point() = default;
-  explicit Point(int state_size) : x(state_size), force(state_size / 2) {}
+  explicit Point(int state_size) : x(state_size), force(state_size / 2), comp(Vec::Zero(state_size)) {}
   void set(double t_, const ConstVecRef& x_) {
     t = t_;
     x = x_;
+    comp.setZero(x_.size());
     has_force = false;
   }
 };
@@ -85,6 +94,11 @@ class Stepper {
 
   /// Drop cached factorizations and guesses (after a rejected step, say).
   virtual void reset() {}
+
+  /// Sum the state updates x_{n+1} = x_n + delta with compensation
+  /// (CompensatedSum.hpp), reading and writing Point::comp.  False when the
+  /// method does not implement it (and `on`): the caller refuses the option.
+  virtual bool set_compensated_summation(bool on) { return !on; }
 
   /// The map is symmetric, Phi_h^{-1} = Phi_{-h} (Hairer, Lubich, Wanner,
   /// "Geometric Numerical Integration", Sect. V.1): only then does a

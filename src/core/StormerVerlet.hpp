@@ -15,10 +15,15 @@
 // first call gives the force at q_n with a new p (a mismatch is probed).
 // Implicit (general H): Newton on p_{n+1/2}, then on q_{n+1}; the values of f
 // needed afterwards come from Newton's last residual evaluation.
+// Compensated summation (explicit scheme): q_{n+1} = q_n + h H_p(p_{n+1/2})
+// and p_{n+1} = p_n + h/2 (f_p(q_n) + f_p(q_{n+1})) are summed with the
+// compensation of Point::comp (CompensatedSum.hpp); p_{n+1/2}, an
+// intermediate value, is not.
 #ifndef ODEPKG_STORMER_VERLET_HPP
 #define ODEPKG_STORMER_VERLET_HPP
 
 #include "AffineVelocity.hpp"
+#include "CompensatedSum.hpp"
 #include "ImplicitStage.hpp"
 #include "SeparabilityProbe.hpp"
 #include "Stepper.hpp"
@@ -44,6 +49,8 @@ class StormerVerlet final : public Stepper {
         fq0_(problem.dim()),
         dp_(Vec::Zero(problem.dim())),
         dq_(Vec::Zero(problem.dim())),
+        increment_(problem.dim()),
+        q_comp_(problem.dim()),
         velocity_(problem.dim()),
         separability_(problem.dim()) {
     if (!explicit_) velocity_.disable();
@@ -68,6 +75,12 @@ class StormerVerlet final : public Stepper {
     return explicit_ ? step_explicit(from, h, to) : step_implicit(from, h, to);
   }
 
+  /// The explicit scheme only (the implicit one's sums are Newton's).
+  bool set_compensated_summation(bool on) override {
+    compensated_ = on && explicit_;
+    return !on || explicit_;
+  }
+
  private:
   StepStatus step_explicit(Point& from, double h, Point& to) {
     const int d = problem_.dim();
@@ -77,9 +90,9 @@ class StormerVerlet final : public Stepper {
     y_.tail(d) = from.x.tail(d) + (0.5 * h) * from.force;   // p_{n+1/2}
     if (velocity_.prepare(problem_, from.t, from.x)) {
       // One call: H_p(p_{n+1/2}) predicted, checked by the call at q_{n+1}.
-      y_.head(d) += h * velocity_.predict(y_.tail(d));      // q_{n+1}
+      move_q(from, h, velocity_.predict(y_.tail(d)));       // q_{n+1}
       if (problem_.field(to.t, y_, work_)) {
-        if (velocity_.confirm(y_.tail(d), work_.head(d))) return finish(to, h);
+        if (velocity_.confirm(y_.tail(d), work_.head(d))) return finish(from, to, h);
         if (!velocity_.active()) recheck(to.t);  // the model failed: H_p moved with q?
       }
       y_.head(d) = from.x.head(d);  // redo the two-call way (confirm() dropped a wrong model)
@@ -90,19 +103,39 @@ class StormerVerlet final : public Stepper {
       recheck(from.t + 0.5 * h);
       compare_forces_ = false;  // separable there: the force depends on t
     }
-    y_.head(d) += h * work_.head(d);                          // q_{n+1}
+    move_q(from, h, work_.head(d));                           // q_{n+1}
     if (!problem_.field(to.t, y_, work_)) return StepStatus::NonFinite;
-    return finish(to, h);
+    return finish(from, to, h);
+  }
+
+  /// y_.head = q_{n+1} = q_n + h v (y_.head holds q_n); compensated, its
+  /// rounding error goes to q_comp_ until finish() hands it to the point.
+  template <class V>
+  void move_q(const Point& from, double h, const V& v) {
+    const int d = problem_.dim();
+    if (!compensated_) {
+      y_.head(d) += h * v;
+      return;
+    }
+    increment_ = h * v;
+    compensated_add(from.x.head(d), from.comp.head(d), increment_, y_.head(d), q_comp_);
   }
 
   /// p_{n+1} = p_{n+1/2} + h/2 f_p(t_{n+1}, q_{n+1}), with y_ = [q_{n+1};
   /// p_{n+1/2}] and work_ = f there; the force is kept for the next step.
-  StepStatus finish(Point& to, double h) {
+  /// Compensated: p_{n+1} = p_n + h/2 (f_p(q_n) + f_p(q_{n+1})).
+  StepStatus finish(const Point& from, Point& to, double h) {
     const int d = problem_.dim();
     to.force = work_.tail(d);
     to.has_force = true;
     to.x.head(d) = y_.head(d);
-    to.x.tail(d) = y_.tail(d) + (0.5 * h) * to.force;
+    if (compensated_) {
+      to.comp.head(d) = q_comp_;
+      increment_ = (0.5 * h) * (from.force + to.force);
+      compensated_add(from.x.tail(d), from.comp.tail(d), increment_, to.x.tail(d), to.comp.tail(d));
+    } else {
+      to.x.tail(d) = y_.tail(d) + (0.5 * h) * to.force;
+    }
     return to.x.allFinite() ? StepStatus::Success : StepStatus::NonFinite;
   }
 
@@ -161,6 +194,8 @@ class StormerVerlet final : public Stepper {
   bool explicit_;
   ImplicitStage stage_p_, stage_q_;
   Vec work_, y_, P_, Q_, phi_, a_, fq0_, dp_, dq_;
+  Vec increment_, q_comp_;  ///< compensated summation: an increment, q_{n+1}'s rounding error
+  bool compensated_ = false;
   double h_prev_ = 0.0;
   AffineVelocity velocity_;
   SeparabilityProbe separability_;

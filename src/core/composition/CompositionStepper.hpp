@@ -13,6 +13,11 @@
 // substep, whose size (g_{i-1} h, maybe of the other sign) says little about
 // this one's.
 //
+// Compensated summation (set_compensated_summation): the base method's,
+// with the compensation passed from substep to substep in the intermediate
+// points as their states are, so the s substeps' increments are summed as
+// one compensated sequence.
+//
 // No allocation per step: two intermediate points and the s guess states are
 // sized at construction.
 #ifndef ODEPKG_COMPOSITION_STEPPER_HPP
@@ -50,6 +55,8 @@ class CompositionStepper final : public Stepper {
   int stages() const { return table_.stages; }
   const composition::CompositionTable& table() const { return table_; }
   Stepper& base() { return *base_; }
+
+  bool set_compensated_summation(bool on) override { return base_->set_compensated_summation(on); }
 
   void reset() override {
     base_->reset();
