@@ -118,6 +118,51 @@ class DerivativeCheck {
     throw InputError("derivativeCheck", buf);
   }
 
+  /// The m-by-n Jacobian J of g at x against differences of g along
+  /// kDirections random directions (`value(x, out)` evaluates g): 4 calls
+  /// of g per direction.  `what`/`against` name them in the error.
+  template <class Value>
+  void require_jacobian(const ConstVecRef& x, const Mat& J, Value value, const std::string& what,
+                        const std::string& against) {
+    const double h = step(x.lpNorm<Eigen::Infinity>());
+    Vec v(x.size()), xs(x.size()), Jv(J.rows());
+    for (int k = 0; k < kDirections; ++k) {
+      random_direction(v);
+      Jv.noalias() = J * v;
+      auto curve = [&](double s, VecRef out) {
+        xs = x + s * v;
+        return value(xs, out);
+      };
+      require(compare(curve, h, Jv, J.norm()), what, against);
+    }
+  }
+
+  /// The Hessians of g_1..g_m at x, stacked n-by-(n m) (block i that of
+  /// g_i), against differences of the m-by-n gradient (`grad(x, G)`): along
+  /// v, dG/ds has row i = (H_i v)^T.
+  template <class Grad>
+  void require_stacked_hessians(const ConstVecRef& x, const Mat& H, int m, Grad grad, const std::string& what,
+                                const std::string& against) {
+    const Eigen::Index n = x.size();
+    const double h = step(x.lpNorm<Eigen::Infinity>());
+    Mat Gs(m, n);
+    Vec v(n), xs(n), Hv(n), HvT(m * n);
+    for (int k = 0; k < kDirections; ++k) {
+      random_direction(v);
+      for (int i = 0; i < m; ++i) {
+        Hv.noalias() = H.middleCols(i * n, n) * v;
+        for (Eigen::Index j = 0; j < n; ++j) HvT(j * m + i) = Hv(j);  // column-major m x n
+      }
+      auto curve = [&](double s, VecRef out) {
+        xs = x + s * v;
+        if (!grad(xs, Gs)) return false;
+        out = Eigen::Map<const Vec>(Gs.data(), m * n);
+        return true;
+      };
+      require(compare(curve, h, HvT, H.norm()), what, against);
+    }
+  }
+
  private:
   std::mt19937 rng_;
 };

@@ -232,43 +232,20 @@ class HamiltonianProblem {
       }
     }
     if (m_ == 0 || !G_) return;
-    const auto q = x.head(d_);
-    const double h = DerivativeCheck::step(q.lpNorm<Eigen::Infinity>());
+    const Vec q = x.head(d_);
     Mat G(m_, d_);
     if (!constraint_grad(q, G))
       throw InputError("nonFiniteFcn", "ConstraintGradFcn returned a non-finite value at the initial data");
-    Vec v(d_), qs(d_), Gv(m_);
-    for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
-      check.random_direction(v);
-      Gv.noalias() = G * v;
-      auto curve = [&](double s, VecRef out) {
-        qs = q + s * v;
-        return constraint(qs, out);
-      };
-      DerivativeCheck::require(DerivativeCheck::compare(curve, h, Gv, G.norm()), "ConstraintGradFcn",
-                               "differences of ConstraintFcn");
-    }
+    check.require_jacobian(
+        q, G, [&](const ConstVecRef& qs, VecRef out) { return constraint(qs, out); }, "ConstraintGradFcn",
+        "differences of ConstraintFcn");
     if (!GH_) return;
-    Mat H(d_, d_ * m_), Gs(m_, d_);
+    Mat H(d_, d_ * m_);
     if (!constraint_hess(q, H))
       throw InputError("nonFiniteFcn", "ConstraintHessFcn returned a non-finite value at the initial data");
-    Vec HvT(m_ * d_), Hv(d_);
-    for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
-      check.random_direction(v);
-      // dG/ds along v, column-major m x d: row i is (H_i v)^T
-      for (int i = 0; i < m_; ++i) {
-        Hv.noalias() = H.middleCols(i * d_, d_) * v;
-        for (int j = 0; j < d_; ++j) HvT(j * m_ + i) = Hv(j);
-      }
-      auto curve = [&](double s, VecRef out) {
-        qs = q + s * v;
-        if (!constraint_grad(qs, Gs)) return false;
-        out = Eigen::Map<const Vec>(Gs.data(), m_ * d_);
-        return true;
-      };
-      DerivativeCheck::require(DerivativeCheck::compare(curve, h, HvT, H.norm()), "ConstraintHessFcn",
-                               "differences of ConstraintGradFcn");
-    }
+    check.require_stacked_hessians(
+        q, H, m_, [&](const ConstVecRef& qs, MatRef Gs) { return constraint_grad(qs, Gs); }, "ConstraintHessFcn",
+        "differences of ConstraintGradFcn");
   }
 
   /// Constraint Hessians as a d x (d m) matrix [H_1 ... H_m], H_k = d^2 g_k/dq^2.

@@ -110,39 +110,17 @@ class PhaseSpaceConstraints final : public ConstraintSet {
     if (!Dg_) return;
     const int n = 2 * d_;
     DerivativeCheck check;
-    const double h = DerivativeCheck::step(y.lpNorm<Eigen::Infinity>());
-    Mat Dg(m_, n), Dgs(m_, n);
+    Mat Dg(m_, n);
     if (!grad(y, Dg)) throw InputError("nonFiniteFcn", "ConstraintGradFcn returned a non-finite value at the initial data");
-    Vec v(n), ys(n), Dgv(m_);
-    for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
-      check.random_direction(v);
-      Dgv.noalias() = Dg * v;
-      auto curve = [&](double s, VecRef out) {
-        ys = y + s * v;
-        return value(ys, out);
-      };
-      DerivativeCheck::require(DerivativeCheck::compare(curve, h, Dgv, Dg.norm()), "ConstraintGradFcn",
-                               "differences of ConstraintFcn");
-    }
+    check.require_jacobian(
+        y, Dg, [&](const ConstVecRef& ys, VecRef out) { return value(ys, out); }, "ConstraintGradFcn",
+        "differences of ConstraintFcn");
     if (!H_) return;
     Mat H(n, n * m_);
     if (!hess(y, H)) throw InputError("nonFiniteFcn", "ConstraintHessFcn returned a non-finite value at the initial data");
-    Vec HvT(m_ * n), Hv(n);
-    for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
-      check.random_direction(v);
-      for (int i = 0; i < m_; ++i) {
-        Hv.noalias() = H.middleCols(i * n, n) * v;
-        for (int j = 0; j < n; ++j) HvT(j * m_ + i) = Hv(j);
-      }
-      auto curve = [&](double s, VecRef out) {
-        ys = y + s * v;
-        if (!grad(ys, Dgs)) return false;
-        out = Eigen::Map<const Vec>(Dgs.data(), m_ * n);
-        return true;
-      };
-      DerivativeCheck::require(DerivativeCheck::compare(curve, h, HvT, H.norm()), "ConstraintHessFcn",
-                               "differences of ConstraintGradFcn");
-    }
+    check.require_stacked_hessians(
+        y, H, m_, [&](const ConstVecRef& ys, MatRef Gs) { return grad(ys, Gs); }, "ConstraintHessFcn",
+        "differences of ConstraintGradFcn");
   }
 
   bool hess(const ConstVecRef& y, MatRef H) override {
