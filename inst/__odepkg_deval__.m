@@ -65,18 +65,20 @@ function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
   xs = s * x;
   spvi = (N > 1 && isfield (sol, "idata") && isstruct (sol.idata) && isfield (sol.idata, "nodes")
           && ! isempty (sol.idata.nodes) && size (sol.idata.nodes.t, 2) == N - 1);
+  ## n output points around the step: a cubic (n = 4), or for a composed
+  ## run of order p > 4 a polynomial of degree p - 1 (n = p), whose error
+  ## O(h^p) is the method's own
+  n = 4;
+  if (isfield (sol, "idata") && isstruct (sol.idata) && isfield (sol.idata, "order"))
+    n = max (4, sol.idata.order);
+  endif
+  n = min (n, N);
   for j = 1:numel (t)
     tj = s * t(j);
     k = lookup (xs, tj);                      # xs(k) <= tj < xs(k+1)
     k = min (max (k, 1), max (N - 1, 1));
-    nodes = max (1, k - 1):min (N, k + 2);
-    if (numel (nodes) == 4 || N <= 4)
-      ## cubic (or lower for very short solutions) through the nodes
-    elseif (nodes(1) == 1)
-      nodes = 1:min (N, 4);
-    else
-      nodes = max (1, N - 3):N;
-    endif
+    first = min (max (k - floor (n/2) + 1, 1), N - n + 1);
+    nodes = first:first + n - 1;              # centred on the step where it can be
     if (spvi)
       ## odeSPVI: the step's own polynomial, through its end points and its
       ## P Gauss-node states (q's Legendre polynomial of degree Q - 1 <= P + 1

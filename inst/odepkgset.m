@@ -20,6 +20,8 @@
 ## @table @asis
 ## @item @qcode{"Explicit"}
 ## @qcode{"yes"} for separable H = T(p) + V(q): explicit schemes, fewest calls.
+## Your claim, verified at t0 and during the run (@code{odepkg:notSeparable});
+## never chosen automatically, since a probe at one point cannot prove it.
 ## @item @qcode{"TimeStepSize"}, @qcode{"TimeStepNumber"}
 ## Fixed steps of this size; with a scalar @var{tspan}, that many of them.
 ## @item @qcode{"StepControl"}

@@ -11,7 +11,10 @@
 ##
 ## The interpolant is the cubic through the four output points around each
 ## interval (fewer at the ends of short solutions): exact at the output
-## points, interpolation error O(h^4).  For odeRATTLE and odeSHAKE with
+## points, interpolation error O(h^4).  For a composed run of order p > 4
+## (@qcode{"Order"} or @qcode{"Composition"}) it is the polynomial of degree
+## p - 1 through the p output points around the interval, with error
+## O(h^p), the method's own.  For odeRATTLE and odeSHAKE with
 ## holonomic constraints g(q) = 0 the interpolated states are projected
 ## onto g(q) = 0 and G(q) H_p(q, p) = 0 (Newton, a few calls of the
 ## constraint functions and f per time), so they satisfy the constraints to

@@ -190,6 +190,15 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     idata = struct ("constraint", o.ConstraintFcn, "grad", o.ConstraintGradFcn, "fcn", fcn,
                     "extra", {extra}, "variables", o.ConstraintVariables);
   endif
+  ## a composed run of order p interpolates through p output points, so
+  ## deval and Refine keep the method's order (a cubic would give order 4)
+  p = composed_order (o);
+  if (p > 4 && ! lie)
+    if (isempty (idata))
+      idata = struct ();
+    endif
+    idata.order = p;
+  endif
   if (lie)
     ## what deval needs to interpolate on the group and project onto the
     ## constraints (and nothing that could run, such as the OutputFcn)
@@ -346,5 +355,16 @@ function lie_options (solver, o)
     error ("odepkg:invalidOption",
            '%s: option "MassMatrix" must be a real, finite, square matrix (n-by-n, n the dimension of the group)',
            solver);
+  endif
+endfunction
+
+## The classical order of a composed run: the table's (its name ends in it)
+## or the Order option's; 2 for the plain methods.
+function p = composed_order (o)
+  p = 2;
+  if (isfield (o, "Composition") && ! isempty (o.Composition))
+    p = str2double (regexp (o.Composition, '\d+$', "match", "once"));
+  elseif (isfield (o, "Order") && ! isempty (o.Order))
+    p = o.Order;
   endif
 endfunction
