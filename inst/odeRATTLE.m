@@ -755,6 +755,26 @@ endfunction
 %!   assert (! isempty (strfind (err.message, "\"DerivativeCheck\" is off, so a wrong ConstraintGradFcn")));
 %!   assert (! isempty (strfind (err.message, "a step too large")));
 %! end_try_catch
+%! ## a right gradient, checked, and a step of 3 that Newton cannot do in two
+%! ## iterations: the message says the gradient agrees and names the step;
+%! ## without the gradient it gives the differences' accuracy
+%! o = odepkgset (pend_o, "ConstraintGradFcn", @(q) 2*q', "TimeStepSize", 3, "TimeStepNumber", 5, ...
+%!                "MaxNewtonIterations", 2, "Explicit", "no");
+%! try
+%!   sol = odeRATTLE (pend_f, 0, [1; 0; 0; 1], o);
+%!   error ("no failure");
+%! catch err
+%!   assert (err.identifier, "odepkg:integrationFailed");
+%!   assert (! isempty (strfind (err.message, "ConstraintGradFcn was checked against differences at the initial data and agrees")));
+%!   assert (! isempty (strfind (err.message, "likely causes: a step too large")));
+%! end_try_catch
+%! try
+%!   sol = odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (o, "ConstraintGradFcn", []));
+%!   error ("no failure");
+%! catch err
+%!   assert (err.identifier, "odepkg:integrationFailed");
+%!   assert (! isempty (regexp (err.message, "taken by differences \\(constraint gradients accurate to [0-9.e+-]+\\)")));
+%! end_try_catch
 %!error <ConstraintHessFcn does not match> odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "Explicit", "no", "ConstraintGradFcn", @(q) 2*q', "ConstraintHessFcn", @(q) eye (2), "TimeStepNumber", 2))
 %!error <HamiltonianHessFcn does not match> odeRATTLE (pend_f, 0, [1; 0; 0; 1], odepkgset (pend_o, "Explicit", "no", "ConstraintGradFcn", @(q) 2*q', "HamiltonianHessFcn", @(t, x) -eye (4), "TimeStepNumber", 2))
 %!error <"DerivativeCheck" is not used by odeVV> odeVV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("DerivativeCheck", "off"))
