@@ -159,7 +159,7 @@ endfunction
 %! axes ("position", [0.08 0.13 0.3 0.75]);
 %! plot (y(:,1), y(:,2), ye(:,1), ye(:,2));  axis equal;  axis ([-2.5 2.5 -2 2]);
 %! xlabel ("q");  ylabel ("p");  title ("phase portrait");
-%! axes ("position", [0.47 0.13 0.5 0.75]);
+%! axes ("position", [0.54 0.13 0.43 0.75]);
 %! plot (t, H (y) - H (y(1,:)), t, H (ye) - H (ye(1,:)));
 %! xlabel ("t");  ylabel ("H - H_0");  title ("energy error, h = 0.05");
 %! text (2, -0.15, "symplectic Euler (odeSE): bounded", "color", [0 0.447 0.741]);
