@@ -22,11 +22,15 @@
 // λ and μ exchanged), so symmetric compositions raise its order
 // (CompositionStepper; Hairer, Lubich, Wanner, "Geometric Numerical
 // Integration", Sect. II.4, V.3).  Substeps of any size and sign: the chain
-// extrapolation of B is linear in the signed steps; the caches are keyed by
-// the state; a composition's stage i starts Newton from the same stage of the
-// previous step (save_guess/load_guess): Ω⁰ = P(λ) + (h/h')² δ', with P the
-// explicit O(h²) predictor below, δ' = Ω − P(λ) of that stage (size h'), and
-// λ extrapolated linearly from that stage's last two values.
+// extrapolation of B is linear in the signed steps, and B is re-evaluated
+// while Newton still moves q_{n+1} by more than kRefreshB; the caches are
+// keyed by the state.  Newton's λ⁰ along a chain of steps: by the symmetry
+// the last step's μ is λ of (A) for the step −h_prev from q_n, so
+// λ⁰ = μ_prev + (h + h_prev) ∂λ/∂h (the derivative from the last step's pair),
+// good for either sign.  Under a composition stage i also starts from the same
+// stage of the previous step (save_guess/load_guess): Ω⁰ = P(λ⁰) + (h/h')² δ',
+// λ⁰ += (h/h')² ε', with P the explicit O(h²) predictor below and δ' = Ω − P(λ),
+// ε' = λ − (its λ⁰) of that stage (size h').
 #ifndef ODEPKG_LIE_RATTLIE_HPP
 #define ODEPKG_LIE_RATTLIE_HPP
 
@@ -144,8 +148,6 @@ class RattLie final : public Stepper {
     g_chain_ = g(n_ + 2 * m_ + 1) != 0.0;
     guess_loaded_ = true;
   }
-  /// Newton iterations of (A) in the last step.
-  long last_iterations() const { return last_it_; }
 
   bool velocity_dependent() const { return velocity_dependent_; }
   bool rank_deficiency_seen() const { return rank_seen_; }
@@ -236,7 +238,7 @@ class RattLie final : public Stepper {
           // The last correction moved q_{n+1} by |h ΔΩ| > kRefreshB: B where
           // it was taken is off by about that much and Newton would contract
           // only by that factor per iteration (long substeps of a composition
-          // from a coarse guess: 13 iterations for 5 with it).
+          // from a coarse guess: 13 iterations, 4 with it).
           if (!lp_.constraint_grad(q1_, Bex_)) return StepStatus::NonFinite;
         }
       }
@@ -291,7 +293,6 @@ class RattLie final : public Stepper {
       prev = nd;
     }
     st.newton_max_iterations = std::max(st.newton_max_iterations, it);
-    last_it_ = it;
     if (m_ > 0 && it > 3) fresh_B_ = true;
     if (!ok) {
       have_prev_ = false;
@@ -579,7 +580,6 @@ class RattLie final : public Stepper {
   // the last step
   bool guess_loaded_ = false, g_chain_ = false, chain_guess_ = false;
   double g_h_ = 0.0;
-  long last_it_ = 0;
   Vec g_delta_, g_eps_, g_lam_, delta_, eps_lam_, lam_chain_, pred_;
   // μ of the last step and ∂λ/∂h (the λ guess along a chain of steps)
   Vec mu_prev_, b_lam_;
