@@ -48,7 +48,7 @@
 ## @qcode{"ConstraintFlowFcn"} if you know it (8 fcn + 5 g + 12 G + 8 flows
 ## on a sphere in R^4; integrated instead: 68 G).
 ## @item Tight tolerances (errors of 1e-8 and below) with @code{odeSV},
-## @code{odeVV} or @code{odeRATTLE}: @qcode{"Order"}, 8 (or 4, 6, 10)
+## @code{odeVV}, @code{odeRATTLE} or @code{odeRATTLie}: @qcode{"Order"}, 8 (or 4, 6, 10)
 ## composes s steps of the method (Hairer, Lubich, Wanner, Sect. V.3), s
 ## times its cost per step (17 fcn for explicit order 8), with far fewer
 ## steps: the pendulum to 1e-12 at t = 10 in 100 steps.

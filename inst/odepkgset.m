@@ -68,7 +68,7 @@
 ## (default for g(q): classical RATTLE), @qcode{"midpoint"} (default for
 ## g(q, p)) or @qcode{"symplectic_euler"} (order 1).
 ## @item @qcode{"Composition"}, @qcode{"Order"}
-## odeSV, odeVV, odeRATTLE: raise the order by a symmetric composition of
+## odeSV, odeVV, odeRATTLE, odeRATTLie: raise the order by a symmetric composition of
 ## the method's steps (Hairer, Lubich, Wanner, Sect. V.3), keeping it
 ## symplectic and symmetric: a table name (@qcode{"TripleJump4"},
 ## @qcode{"Suzuki4"}, @qcode{"McLachlan4"}, @qcode{"Yoshida6"},

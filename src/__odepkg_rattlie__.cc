@@ -1,8 +1,10 @@
 // __odepkg_rattlie__ — odeRATTLie's whole time loop in one compiled call:
 // RATTLE on a Lie group (Hante's RATTLie), fixed or adaptive steps, output at every
-// step or at requested times, multipliers λ at the output times on request.
+// step or at requested times, multipliers λ at the output times on request;
+// orders 4 to 10 by the symmetric compositions of Composition/Order.
 #include "EigenConfig.hpp"
 #include "binding/Conversions.h"
+#include "binding/Composition.h"
 #include "binding/ErrorGuard.h"
 #include "binding/EventCallback.h"
 #include "binding/FirstStepAdvice.h"
@@ -213,7 +215,12 @@ on the group, projected onto the constraints (deval, Refine).\n\
           }
       }
 
-    lie::RattLie stepper (lp, s.newton);
+    // RATTLie is symmetric: Composition/Order compose it (CompositionStepper,
+    // warm-started per stage); `rattlie` is the base, for λ and its reports.
+    auto rattlie_base = std::make_unique<lie::RattLie> (lp, base_newton_options (s));
+    lie::RattLie& rattlie = *rattlie_base;
+    const std::unique_ptr<Stepper> method = compose (std::move (rattlie_base), s);
+    Stepper& stepper = *method;
     // Output points known up front: the requested times, or every fixed
     // step; a stored output beyond the memory cap is refused here
     // (odepkg:outputTooLarge), adaptive runs by the collector as they go.
@@ -224,7 +231,7 @@ on the group, projected onto the constraints (deval, Refine).\n\
     const std::size_t expected = times.size () > 2 || s.integrator.fixed_step > 0
                                  ? static_cast<std::size_t> (std::min (expected_points, 1e7)) : 1024;
     OutputCollector out (s, extra, expected, who, store);
-    LambdaObserver lambda (out, stepper, lp.constraints ());
+    LambdaObserver lambda (out, rattlie, lp.constraints ());
     Observer& observer = want_lambda && lp.constraints () > 0 ? static_cast<Observer&> (lambda) : out;
     Integrator integrator (stepper, s.integrator);
     // Events: probed at t0 after every other check (its size k), then one
@@ -247,13 +254,13 @@ on the group, projected onto the constraints (deval, Refine).\n\
     const IntegrationResult res = integrator.run (times, y0, observer, [] () { octave_quit (); });
     out.done ();
 
-    if (stepper.rank_deficiency_seen ())
+    if (rattlie.rank_deficiency_seen ())
       warning_with_id ("odepkg:singularConstraints",
                        "%s: rank-deficient constraint system met first at t = %.17g "
                        "(condition estimate %g); minimum-norm multipliers were used",
-                       who, stepper.rank_deficiency_t (), stepper.condition_estimate ());
+                       who, rattlie.rank_deficiency_t (), rattlie.condition_estimate ());
     octave_scalar_map st = stats_struct (lp.stats ());
-    st.assign ("velocitydependent", stepper.velocity_dependent ());
+    st.assign ("velocitydependent", rattlie.velocity_dependent ());
     st.assign ("groupdim", static_cast<double> (n));   // read by the driver's monitoring
     octave_value_list rv (9);
     rv(0) = out.times ();

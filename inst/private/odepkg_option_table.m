@@ -31,7 +31,7 @@ function T = build ()
   shake_rattle = {"odeRATTLE", "odeSHAKE"};
   constrained = {"odeRATTLE", "odeSHAKE", "odeRATTLie"};
   spvi = {"odeSPVI"};
-  composed = {"odeSV", "odeVV", "odeRATTLE"};
+  composed = {"odeSV", "odeVV", "odeRATTLE", "odeRATTLie"};
 
   ## name, kind, default, solvers, help
   rows = {

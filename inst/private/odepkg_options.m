@@ -82,10 +82,6 @@ function o = odepkg_options (solver, opts, n)
     bad (solver, "ConstraintsNb",
          sprintf ("smaller than the dimension of q (%d)", n / 2));
   endif
-  if (strcmp (solver, "odeRATTLie") && (! isempty (o.Composition) || ! isempty (o.Order)))
-    error ("odepkg:unsupportedOption",
-           "odeRATTLie: options Composition and Order (composition methods) are not yet available for odeRATTLie; they are for odeSV, odeVV and odeRATTLE");
-  endif
   reversible_step_control (solver, o);
   compensated_summation (solver, o);
   honoured_or_refused (solver, opts, T);

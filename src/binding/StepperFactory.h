@@ -10,7 +10,7 @@
 #include "StormerVerlet.hpp"
 #include "SymplecticEuler.hpp"
 #include "VelocityVerlet.hpp"
-#include "composition/CompositionStepper.hpp"
+#include "Composition.h"
 
 #include <memory>
 #include <string>
@@ -114,9 +114,8 @@ inline std::unique_ptr<Stepper> make_composed_stepper(const std::string& method,
     throw InputError("invalidOption", what + " need a symmetric method; geometric RATTLE over symplectic Euler "
                                              "is not: use BaseMethod \"midpoint\" or \"stormer_verlet\"");
   Settings composed = s;
-  // Composed steps add up the substeps' Newton errors: to round-off unless asked otherwise.
-  if (!s.newton_tol_given) composed.newton.tol = 1e-14;
-  return std::make_unique<CompositionStepper>(make_base_stepper(method, op, composed), *s.composition);
+  composed.newton = base_newton_options(s);
+  return compose(make_base_stepper(method, op, composed), s);
 }
 
 /// make_composed_stepper with CompensatedSummation honoured, or refused

@@ -17,6 +17,20 @@
 // kVelocityRecheck steps by one call at the accepted state (a change of f
 // redoes that step's (B) by Newton and switches to the velocity-dependent
 // mode: Newton on (v, μ) with ∂f/∂v by differences, reused while it converges).
+//
+// Symmetric, Φ_h⁻¹ = Φ_{−h} (step −h from q_{n+1} is (A) and (B) swapped, with
+// λ and μ exchanged), so symmetric compositions raise its order
+// (CompositionStepper; Hairer, Lubich, Wanner, "Geometric Numerical
+// Integration", Sect. II.4, V.3).  Substeps of any size and sign: the chain
+// extrapolation of B is linear in the signed steps, and B is re-evaluated
+// while Newton still moves q_{n+1} by more than kRefreshB; the caches are
+// keyed by the state.  Newton's λ⁰ along a chain of steps: by the symmetry
+// the last step's μ is λ of (A) for the step −h_prev from q_n, so
+// λ⁰ = μ_prev + (h + h_prev) ∂λ/∂h (the derivative from the last step's pair),
+// good for either sign.  Under a composition stage i also starts from the same
+// stage of the previous step (save_guess/load_guess): Ω⁰ = P(λ⁰) + (h/h')² δ',
+// λ⁰ += (h/h')² ε', with P the explicit O(h²) predictor below and δ' = Ω − P(λ),
+// ε' = λ − (its λ⁰) of that stage (size h').
 #ifndef ODEPKG_LIE_RATTLIE_HPP
 #define ODEPKG_LIE_RATTLIE_HPP
 
@@ -35,6 +49,7 @@ class RattLie final : public Stepper {
  public:
   static constexpr int kVelocityRecheck = 16;
   static constexpr double kRankTolerance = 1e-10;
+  static constexpr double kRefreshB = 1e-3;
 
   RattLie(LieGroupProblem& lp, NewtonOptions opts)
       : Stepper(lp.embedded()),
@@ -54,6 +69,14 @@ class RattLie final : public Stepper {
       c->B.resize(m, n);
     }
     f0_.resize(n);
+    g_delta_ = Vec::Zero(n);
+    delta_ = Vec::Zero(n);
+    pred_.resize(n);
+    g_eps_ = Vec::Zero(m_);
+    g_lam_ = Vec::Zero(m_);
+    eps_lam_ = Vec::Zero(m_);
+    lam_chain_ = Vec::Zero(m);
+    XM_.resize(n, m);
     B0_.resize(m, n);
     Bprev_.resize(m, n);
     Bex_.resize(m, n);
@@ -79,7 +102,8 @@ class RattLie final : public Stepper {
     y_.resize(ns);
     yp_.resize(ns);
     lam_ = Vec::Zero(m);
-    lam_prev_ = Vec::Zero(m);
+    mu_prev_ = Vec::Zero(m);
+    b_lam_ = Vec::Zero(m);
     mu_ = Vec::Zero(m);
     dlam_.resize(m);
     phi_.resize(m);
@@ -96,7 +120,34 @@ class RattLie final : public Stepper {
 
   const char* name() const override { return "rattlie"; }
   int order() const override { return 2; }
-  void reset() override { have_prev_ = false; }
+  bool symmetric() const override { return true; }
+  void reset() override {
+    have_prev_ = false;
+    guess_loaded_ = false;
+  }
+
+  /// Warm start of a composition's stage: [δ; ε; λ; h; c] (n + 2m + 2
+  /// numbers) from its last step: δ = Ω − P(λ), ε = λ − (the chain's guess
+  /// of λ), c = 1 if there was a chain guess (the step continued another).
+  /// Both δ and ε are O(h²) and smooth along the solution, so the stage's
+  /// next guesses P(λ⁰) + δ, chain + ε (scaled by (h/h')²) are off by
+  /// O(h² H) instead of O(h²).
+  int guess_size() const override { return n_ + 2 * m_ + 2; }
+  void save_guess(VecRef g) const override {
+    g.head(n_) = delta_;
+    g.segment(n_, m_) = eps_lam_;
+    g.segment(n_ + m_, m_) = lam_.head(m_);
+    g(n_ + 2 * m_) = h_prev_;
+    g(n_ + 2 * m_ + 1) = chain_guess_ ? 1.0 : 0.0;
+  }
+  void load_guess(const ConstVecRef& g) override {
+    g_delta_ = g.head(n_);
+    g_eps_ = g.segment(n_, m_);
+    g_lam_ = g.segment(n_ + m_, m_);
+    g_h_ = g(n_ + 2 * m_);
+    g_chain_ = g(n_ + 2 * m_ + 1) != 0.0;
+    guess_loaded_ = true;
+  }
 
   bool velocity_dependent() const { return velocity_dependent_; }
   bool rank_deficiency_seen() const { return rank_seen_; }
@@ -109,6 +160,12 @@ class RattLie final : public Stepper {
     const auto q0 = from.x.head(nq_);
     const auto v0 = from.x.tail(n_);
     const bool continues = have_prev_ && end_.valid && matches(end_, from);
+    // a loaded guess serves this step only, and only a stage of the same sign
+    // and a comparable size
+    const bool warm = guess_loaded_ && g_h_ * h > 0.0 && std::abs(h) <= 4 * std::abs(g_h_) &&
+                      std::abs(g_h_) <= 4 * std::abs(h);
+    guess_loaded_ = false;
+    const double r2 = warm ? (h / g_h_) * (h / g_h_) : 0.0;
     if (!load_start(from)) return StepStatus::NonFinite;
     const Mat& M = lp_.mass();
 
@@ -117,20 +174,35 @@ class RattLie final : public Stepper {
     c_ -= (0.5 * h) * f0_;
     if (m_ > 0) {
       // B(q_{n+1}) ≈ B_n + (h/h_prev)(B_n − B_{n−1}) along a chain of steps.
+      // The signed ratio: linear in t through t_n − h_prev and t_n, whatever
+      // the signs of the substeps of a composition.
+      // λ(h) of (A) from q_n is the μ of (B) of the step −h ending at q_n
+      // (symmetry), so the last step's μ is λ(−h_prev) exactly, and
+      // λ(h) ≈ μ_prev + b (h + h_prev), b = ∂λ/∂h from the last step's pair.
+      chain_guess_ = continues;
       if (continues) {
         Bex_ = B0_ + (h / h_prev_) * (B0_ - Bprev_);
-        lam_ = lam_prev_;
+        lam_ = mu_prev_;
+        if (have_b_) lam_ += (h + h_prev_) * b_lam_;
+        lam_chain_ = lam_;
+        if (warm && g_chain_) lam_ += (r2 * g_eps_);
       } else {
         Bex_ = B0_;
         lam_.setZero();
+        if (warm) lam_ = g_lam_;  // this stage's λ one step ago
       }
     }
-    // Ω⁰ = v_n + h/2 M⁻¹(ad(v_n)ᵀMv_n − f_n − B_nᵀλ)
+    // P(λ) = v_n + h/2 M⁻¹(ad(v_n)ᵀMv_n − f_n − B_nᵀλ), O(h²) from Ω
     lp_.inertial(v0, tmp_);
     tmp_ -= f0_;
-    if (m_ > 0) tmp_.noalias() -= B0_.transpose() * lam_;
-    Om_ = v0;
-    Om_.noalias() += (0.5 * h) * (lp_.mass_inverse() * tmp_);
+    pred_ = v0;
+    pred_.noalias() += (0.5 * h) * (lp_.mass_inverse() * tmp_);
+    Om_ = pred_;
+    if (m_ > 0) {
+      XM_.noalias() = lp_.mass_inverse() * B0_.transpose();
+      Om_.noalias() -= (0.5 * h) * (XM_ * lam_);
+    }
+    if (warm) Om_ += r2 * g_delta_;
 
     ++st.newton_solves;
     const double eps = std::numeric_limits<double>::epsilon();
@@ -162,6 +234,12 @@ class RattLie final : public Stepper {
           if (continues)
             fresh_B_ = !((tmpB_ - Bex_).lpNorm<Eigen::Infinity>() <=
                          1e-4 * B0_.lpNorm<Eigen::Infinity>());
+        } else if (it > 0 && std::abs(h) * prev > kRefreshB) {
+          // The last correction moved q_{n+1} by |h ΔΩ| > kRefreshB: B where
+          // it was taken is off by about that much and Newton would contract
+          // only by that factor per iteration (long substeps of a composition
+          // from a coarse guess: 13 iterations, 4 with it).
+          if (!lp_.constraint_grad(q1_, Bex_)) return StepStatus::NonFinite;
         }
       }
       if (!r1_.allFinite() || !q1_.allFinite()) return StepStatus::NonFinite;
@@ -222,6 +300,12 @@ class RattLie final : public Stepper {
     }
     w_ = h * Om_;
     G_.compose_exp(q0, w_, q1_);
+    // δ and ε: a composition's warm start of this stage next step
+    delta_ = Om_ - pred_;
+    if (m_ > 0) {
+      delta_.noalias() += (0.5 * h) * (XM_ * lam_);
+      if (chain_guess_) eps_lam_ = lam_.head(m_) - lam_chain_.head(m_);
+    }
     if (m_ > 0) {
       const double gb = phi_norm * std::min(1.0, theta);
       if (!(gb <= std::sqrt(opts_.tol) * std::max(1.0, inf_norm(q1_)))) {
@@ -282,7 +366,15 @@ class RattLie final : public Stepper {
     end_.valid = true;
     if (m_ > 0) {
       Bprev_ = B0_;
-      lam_prev_ = lam_;
+      // b = (λ(h) − λ(−h_prev)) / (h + h_prev) at q_n, unless the two
+      // sizes nearly cancel (a composition's sign change)
+      if (continues && std::abs(h + h_prev_) > 0.25 * std::max(std::abs(h), std::abs(h_prev_))) {
+        b_lam_ = (lam_ - mu_prev_) / (h + h_prev_);
+        have_b_ = true;
+      } else if (!continues) {
+        have_b_ = false;
+      }
+      mu_prev_ = mu_;
     }
     h_prev_ = h;
     have_prev_ = true;
@@ -339,12 +431,15 @@ class RattLie final : public Stepper {
   };
 
   static double inf_norm(const ConstVecRef& v) { return v.lpNorm<Eigen::Infinity>(); }
-  /// The same point: equal states, times equal up to the last bits (the
-  /// Integrator sets t_start + i h, the step computed t + h).
-  static bool same_time(double a, double b) {
-    return std::abs(a - b) <= 8 * std::numeric_limits<double>::epsilon() * std::max(std::abs(a), std::abs(b));
+  /// The same point: equal states, times equal up to the rounding of sums
+  /// of steps (the Integrator sets t_start + i h, the step computed t + h; a
+  /// composition sets from.t + h where its s substeps summed to it).  The
+  /// state decides; t only guards against a time-dependent f at another time.
+  bool same_time(double a, double b) const {
+    const double scale = std::max({std::abs(a), std::abs(b), std::abs(h_prev_)});
+    return std::abs(a - b) <= 64 * std::numeric_limits<double>::epsilon() * scale;
   }
-  static bool matches(const Cached& c, const Point& p) { return same_time(c.t, p.t) && c.y == p.x; }
+  bool matches(const Cached& c, const Point& p) const { return same_time(c.t, p.t) && c.y == p.x; }
 
   /// f_n and B_n at `from`: from the last step's end or start, else called.
   bool load_start(const Point& from) {
@@ -481,12 +576,21 @@ class RattLie final : public Stepper {
   double h_prev_ = 0.0;
   bool velocity_dependent_ = false, probe_due_ = true, have_K_ = false;
   bool fresh_B_ = true;  ///< evaluate B at the first iterate of (A)
+  // warm start (save_guess/load_guess): the loaded stage, and the guess of
+  // the last step
+  bool guess_loaded_ = false, g_chain_ = false, chain_guess_ = false;
+  double g_h_ = 0.0;
+  Vec g_delta_, g_eps_, g_lam_, delta_, eps_lam_, lam_chain_, pred_;
+  // μ of the last step and ∂λ/∂h (the λ guess along a chain of steps)
+  Vec mu_prev_, b_lam_;
+  bool have_b_ = false;
+  Mat XM_;  ///< M⁻¹ B_nᵀ
   int since_probe_ = 0;
   bool rank_seen_ = false;
   double rank_t_ = std::numeric_limits<double>::quiet_NaN();
   double cond_max_ = 1.0;
   Vec f0_, f1_, fk_, Om_, w_, wm_, MOm_, c_, r1_, u_, dOm_, b_, v1_, dv_, tmp_, tmp2_, q1_, y_, yp_;
-  Vec lam_, lam_prev_, mu_, dlam_, phi_, rhs_;
+  Vec lam_, mu_, dlam_, phi_, rhs_;
   Mat B0_, Bprev_, Bex_, tmpB_, Bt_, B1_, Tm_, Tp_, D_, J_, Jv_, K_, X_, S_;
 };
 
