@@ -41,6 +41,19 @@
 
 namespace odepkg {
 
+/// Stepper::begin_side_steps on construction, end_side_steps on leaving
+/// the scope (returns included).
+class SideSteps {
+ public:
+  explicit SideSteps(Stepper& stepper) : stepper_(stepper) { stepper_.begin_side_steps(); }
+  ~SideSteps() { stepper_.end_side_steps(); }
+  SideSteps(const SideSteps&) = delete;
+  SideSteps& operator=(const SideSteps&) = delete;
+
+ private:
+  Stepper& stepper_;
+};
+
 class ReversibleIntegrator {
  public:
   /// `rate` = the control function G (nullptr: FieldSpeedDensity, rho = |f|).
@@ -148,7 +161,10 @@ class ReversibleIntegrator {
       // Events located on this step from y_n by the locator's own trial
       // steps: y_n, y_{n+1} and the density are untouched, so a run goes on
       // through non-terminal events with the step sequence it has without
-      // them.  A terminal event moves next_ to the event.
+      // them.  A terminal event moves next_ to the event.  The trial and
+      // output steps are side steps: the stepper's warm start (Newton's
+      // guesses, extrapolated from its last steps) is kept across them.
+      SideSteps side(stepper_);
       bool terminal = false;
       if (events_) {
         bool failed_eval = false;
