@@ -15,7 +15,11 @@
 // Output at requested times (more than two TIMES): a time t_k that the next
 // step would reach or pass is output from a separate, shortened step
 // Phi_{t_k - t_n}(y_n); the reversible sequence of steps goes on from y_n
-// unchanged.  The last output (tf) is such a step too.
+// unchanged.  The last output (tf) is such a step too.  Output and event
+// steps are side steps (Stepper::begin_side_steps/end_side_steps): an
+// implicit stepper's warm start (geometric RATTLE's extrapolated Newton
+// guesses and Hessian models) is kept across them, so the sequence goes on
+// bitwise as without them.
 //
 // Events (set_events): located on each step, the shortened last one
 // included, by the EventLocator of the ordinary loop (regula falsi on the
