@@ -4,7 +4,8 @@
 ## over @var{orbits} periods (default 200) for each eccentricity (default
 ## [0.9 0.99]), starting at the pericentre: fixed steps, step doubling and
 ## the time-reversible step density (StepControl "reversible": the default
-## density rho = |f| and Kepler's rho = |q|^(-3/2) given as StepDensityFcn).
+## density rho = |f| at three tolerances and at InitialStep = eps = 3.8e-4,
+## and Kepler's rho = |q|^(-3/2) given as StepDensityFcn).
 ## Prints steps, calls of f, wall time and max |H - H0| in each tenth of the
 ## run; returns the rows as a struct array.  From the repository root:
 ## @example
@@ -37,13 +38,16 @@ function R = reversible_kepler (orbits = 200, eccentricities = [0.9 0.99])
       cases(end+1, :) = {sprintf("reversible rho=|f|, tol %g", tol), ...
                          odepkgset(base, "StepControl", "reversible", "RelTol", tol, "AbsTol", tol)};
     endfor
+    ## eps given directly (InitialStep = eps, the first step, at the pericentre)
+    cases(end+1, :) = {"reversible rho=|f|, InitialStep 3.8e-4", ...
+                       odepkgset(base, "StepControl", "reversible", "InitialStep", 3.8e-4)};
     for tol = [1e-4 1e-6 1e-8]
       cases(end+1, :) = {sprintf("reversible rho=|q|^-1.5, tol %g", tol), ...
                          odepkgset(base, "StepControl", "reversible", "StepDensityFcn", G_kepler, ...
                                    "RelTol", tol, "AbsTol", tol)};
     endfor
     printf ("\nKepler e = %g, %d orbits (t = %g), odeSV explicit\n", e, orbits, tf);
-    printf ("%-34s %10s %10s %8s %9s %9s  %s\n", "case", "steps", "f calls", "time/s", "h min", "h max",
+    printf ("%-40s %10s %10s %8s %9s %9s  %s\n", "case", "steps", "f calls", "time/s", "h min", "h max",
             "max |H - H0| per tenth (first, 2nd, ..., last)");
     for i = 1:rows (cases)
       t0 = tic ();
@@ -57,7 +61,7 @@ function R = reversible_kepler (orbits = 200, eccentricities = [0.9 0.99])
       r = struct ("e", e, "name", cases{i, 1}, "steps", sol.stats.nsteps, "nfevals", sol.stats.nfevals,
                   "time", el, "dH", dH, "hmin", min (hs), "hmax", max (hs));
       R(end+1) = r;
-      printf ("%-34s %10d %10d %8.2f %9.2g %9.2g  %s\n", r.name, r.steps, r.nfevals, r.time, r.hmin, r.hmax,
+      printf ("%-40s %10d %10d %8.2f %9.2g %9.2g  %s\n", r.name, r.steps, r.nfevals, r.time, r.hmin, r.hmax,
               sprintf ("%8.2g", dH));
       fflush (stdout);
     endfor

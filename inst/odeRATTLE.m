@@ -60,6 +60,16 @@
 ## symplectic map: @qcode{"midpoint"} (default for @qcode{"qp"}),
 ## @qcode{"stormer_verlet"} or @qcode{"symplectic_euler"} (order 1).  RATTLE
 ## is symplectic on M_H, symmetric and of order 2 over the symmetric ones.
+## Over those, @qcode{"StepControl"}, @qcode{"reversible"} applies too
+## (symmetric map, Prop. 4.9 of the paper; refused over
+## @qcode{"symplectic_euler"}).  Its default density rho = |f| takes G from
+## the unconstrained f, which along a g(q, p)-constrained motion is not
+## d log|f|/dt (the constraint force X_g lambda changes |f| as well): rho
+## stays bounded and the map reversible, but follows |f| only roughly (on
+## S^3 with H = |p|^2/2 + q_2 + q_1^4/4: rho within 6% of |f|/|f0|, which
+## itself varies by 8%).  Give @qcode{"StepDensityFcn"} when the steps should
+## follow a time scale of the constrained motion.  (For g(q) and H = |p|^2/2
+## + V(q) the constraint force does no work on |f| and rho = |f| holds.)
 ## For g(q) the default is the classical method above (Störmer–Verlet base,
 ## fibres p - G(q)' s in closed form); @qcode{"midpoint"} and
 ## @qcode{"symplectic_euler"} apply there too.  @code{sol.stats} then counts
@@ -200,7 +210,7 @@ endfunction
 %! assert (max (dE(sol.x >= 180)) <= 1.5 * max (dE(sol.x <= 20)));
 %! assert (sol.stats.maxstep > 1.5 * sol.stats.minstep);
 %!error <odeSHAKE is not symmetric> odeSHAKE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("StepControl", "reversible"))
-%!error <not yet implemented for the geometric RATTLE> odeRATTLE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("StepControl", "reversible", "BaseMethod", "midpoint"))
+%!error <RATTLE over BaseMethod "symplectic_euler" is not \(use BaseMethod "midpoint" or "stormer_verlet"\)> odeRATTLE (@pendulum, [0 1], [1; 0; 0; 0], pendulum_opts ("StepControl", "reversible", "BaseMethod", "symplectic_euler"))
 %!test
 %! ## order 2, fitted over four step sizes against a fine reference
 %! o = pendulum_opts ("Explicit", "yes");
@@ -397,6 +407,56 @@ endfunction
 %! y = sol.y';
 %! assert (max (abs (2 * sum (y .* [y(:,3:4), zeros(rows (y), 1), -ones(rows (y), 1)], 2))) <= 1e-13);
 %! assert (sol.stats.maxhiddenresidual <= 1e-11);
+%!test
+%! ## StepControl "reversible" with g(q, p) (geometric RATTLE over a
+%! ## symmetric base, McLachlan et al. 2014, Prop. 4.9): S^3 with the
+%! ## potential q_2 + q_1^4/4; |g| and |{g, H}| at round-off, energy without
+%! ## drift, for both symmetric bases and for the default density and a
+%! ## user's, rho = 1 + q_1^2 (G = d log rho/dt = 2 q_1 p_1 / (1 + q_1^2))
+%! f = @(t, y) [y(3:4); -y(1)^3; -1];
+%! hidden = @(y) 2 * sum (y .* [y(:,3:4), -y(:,1).^3, -ones(rows (y), 1)], 2);
+%! G = @(t, y) 2 * y(1) * y(3) / (1 + y(1)^2);
+%! warning ("off", "odepkg:inconsistentInitialData", "local");
+%! [~, y1] = odeRATTLE (f, 0, table1_za (), sphere_opts ("TimeStepSize", 1e-3, "TimeStepNumber", 1));
+%! y0 = y1(1,:)';                               # za projected onto M_H
+%! for base = {"midpoint", "stormer_verlet"}
+%!   for user = [false true]
+%!     o = sphere_opts ("BaseMethod", base{1}, "StepControl", "reversible", "RelTol", 1e-6, "AbsTol", 1e-6, ...
+%!                      "NewtonTol", 1e-14, "HamiltonianHessFcn", @(t, y) diag ([3*y(1)^2, 0, 1, 1]));
+%!     if (user)
+%!       o = odepkgset (o, "StepDensityFcn", G);
+%!     endif
+%!     sol = odeRATTLE (f, [0 60], y0, o);
+%!     y = sol.y';
+%!     assert (sol.x(end), 60);
+%!     assert (max (abs (sum (y.^2, 2) - 1)) <= 1e-14);
+%!     assert (max (abs (hidden (y))) <= 5e-12);
+%!     E = sum (y(:,3:4).^2, 2) / 2 + y(:,2) + y(:,1).^4 / 4;
+%!     dE = abs (E - E(1));
+%!     assert (max (dE(sol.x >= 54)) <= 1.5 * max (dE(sol.x <= 6)));
+%!     if (user)
+%!       assert (sol.stats.maxstep > 1.15 * sol.stats.minstep);   # 1.24 (measured)
+%!     endif
+%!   endfor
+%! endfor
+%!test
+%! ## reversible with g(q, p): output times and events are side steps from
+%! ## y_n that leave the step sequence (and its Newton warm start) alone: the
+%! ## same end state as the run with every step output
+%! f = @(t, y) [y(3:4); -y(1)^3; -1];
+%! warning ("off", "odepkg:inconsistentInitialData", "local");
+%! [~, y1] = odeRATTLE (f, 0, table1_za (), sphere_opts ("TimeStepSize", 1e-3, "TimeStepNumber", 1));
+%! y0 = y1(1,:)';
+%! o = sphere_opts ("StepControl", "reversible", "InitialStep", 0.02, ...
+%!                  "HamiltonianHessFcn", @(t, y) diag ([3*y(1)^2, 0, 1, 1]));
+%! [t1, y1] = odeRATTLE (f, [0 20], y0, o);
+%! [t2, y2] = odeRATTLE (f, [0 1 2.5 13 20], y0, o);
+%! assert (t2, [0; 1; 2.5; 13; 20]);
+%! assert (y2(end,:), y1(end,:));          # bitwise (measured)
+%! [t3, y3, te, ye] = odeRATTLE (f, [0 20], y0, odepkgset (o, "Events", @(t, y) deal (y(1), false, 0)));
+%! assert (numel (te) >= 3);
+%! assert (max (abs (ye(:,1))) < 1e-12);
+%! assert ([t3, y3], [t1, y1]);            # every step bitwise that of the run without events
 %!error <not coisotropic: \{g_1, g_2\} = 1> [t, y] = odeRATTLE (@(t, y) [y(4:6); 0; 0; -1], [0 1], [0; 0; 1; 0; 0; 0], odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) [y(1); y(4)], "ConstraintsNb", 2, "TimeStepSize", 0.1))
 %!error <degenerate along the constraint fibres> [t, y] = odeRATTLE (@(t, y) [y(3); y(1); -y(4); 0], [0 1], [0; 0; 1; 0], odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y(2), "ConstraintsNb", 1, "TimeStepSize", 0.1))
 %!error <ConstraintFlowFcn is not a flow: fcn \(y0, 0\) differs> [t, y] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 1], [1; 0; 0; 0], sphere_opts ("ConstraintFlowFcn", @(y, s) y + 1, "TimeStepSize", 0.1))

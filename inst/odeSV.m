@@ -82,6 +82,11 @@
 ## @code{maxstep} and @code{stepdensityeps}.  @qcode{"Events"} are located
 ## on these steps by the method's own shortened steps, which leave the step
 ## sequence as it is without events; a terminal event ends the run there.
+## Compositions (@qcode{"Composition"}/@qcode{"Order"}) are symmetric and
+## work with it: the density sets where the steps fall, each step is the
+## composed method's, so the error at a fixed time falls as eps^p (Kepler:
+## fitted order 3.99 for @qcode{"Order"}, 4) and the energy error stays
+## bounded.
 ## @item @var{tspan} with more than two times: output exactly at those times
 ## (steps are shortened to land on them; no interpolation).  With
 ## @qcode{"StepControl"}, @qcode{"reversible"} an output time gets its own
@@ -416,6 +421,34 @@ endfunction
 %! endfor
 %! p = polyfit (log (ep), log (err), 1)(1);
 %! assert (p, 2, 0.15);
+%!test
+%! ## reversible with a composition ("Order", 4: McLachlan's 5-stage
+%! ## composition of Stormer-Verlet, symmetric): order 4 in eps (InitialStep
+%! ## = eps), fitted from the error after one period of Kepler e = 0.6 with
+%! ## rho = |q|^(-3/2); the density sets where the steps fall, each step is
+%! ## the composed method's
+%! G = @(t, x) -1.5 * (x(1:2).' * x(3:4)) / (x(1:2).' * x(1:2));
+%! ep = [0.04 0.02 0.01 0.005];  err = zeros (size (ep));
+%! for i = 1:numel (ep)
+%!   o = odepkgset ("Explicit", "yes", "Order", 4, "StepControl", "reversible", "StepDensityFcn", G, "InitialStep", ep(i));
+%!   sol = odeSV (@kepler, [0 2*pi], kepler_y0 (0.6), o);
+%!   err(i) = norm (sol.y(:,end) - kepler_y0 (0.6));
+%!   assert (sol.x(2), ep(i), 1e-15);
+%! endfor
+%! p = polyfit (log (ep), log (err), 1)(1);
+%! assert (p, 4, 0.3);                    # 3.99 (measured)
+%!test
+%! ## reversible with "Order", 4 and the default density rho = |f|: Kepler
+%! ## e = 0.9 over 20 orbits without drift (last tenth <= 1.5 x first)
+%! tf = 40*pi;  y0 = kepler_y0 (0.9);
+%! o = odepkgset ("Explicit", "yes", "Order", 4, "StepControl", "reversible", "RelTol", 1e-8, "AbsTol", 1e-8);
+%! sol = odeSV (@kepler, [0 tf], y0, o);
+%! assert (sol.x(end), tf);
+%! dH = abs (kepler_energy (sol.y.') - kepler_energy (y0.'));
+%! first = max (dH(sol.x <= tf/10));  last = max (dH(sol.x >= 0.9*tf));
+%! assert (last <= 1.5 * first);
+%! assert (last < 1e-3);
+%! assert (sol.stats.maxstep > 10 * sol.stats.minstep);
 %!test
 %! ## reversible with output times: exactly those times, the same step
 %! ## sequence (same end state) as with every step output; implicit scheme

@@ -28,6 +28,12 @@
 ## Adaptive steps by @qcode{"doubling"} (default: step doubling, the energy
 ## error drifts) or @qcode{"reversible"} (odeSV, odeVV, odeRATTLE: a
 ## time-reversible step density, Hairer and Söderlind 2005, no drift).
+## @qcode{"reversible"} needs a symmetric method: also with
+## @qcode{"Composition"}/@qcode{"Order"} (error O(eps^p) at order p) and
+## with the geometric RATTLE (@qcode{"ConstraintVariables"}, @qcode{"qp"},
+## or a @qcode{"BaseMethod"}) over @qcode{"midpoint"} or
+## @qcode{"stormer_verlet"}; refused for odeSE, odeSHAKE, BaseMethod
+## @qcode{"symplectic_euler"}, odeSPVI and odeRATTLie.
 ## @item @qcode{"StepDensityFcn"}
 ## With @qcode{"reversible"}: @code{G = fcn (@var{t}, y)}, the logarithmic
 ## derivative (d rho/dt) / rho of your step density rho(y) along the

@@ -102,15 +102,20 @@ function reversible_step_control (solver, o)
       error ("odepkg:unsupportedOption",
              '%s: StepControl "reversible" needs a symmetric method; %s is not symmetric (use odeSV or odeRATTLE)',
              solver, solver);
-    case {"odeSPVI", "odeRATTLie"}
+    case "odeSPVI"
       error ("odepkg:unsupportedOption",
              '%s: StepControl "reversible" is not yet implemented for %s (it is for odeSV, odeVV and odeRATTLE)',
              solver, solver);
+    case "odeRATTLie"
+      error ("odepkg:unsupportedOption",
+             '%s: StepControl "reversible" is not yet available for odeRATTLie: its Lie-group RATTLE is not yet shown symmetric (Phi_{-h} = inverse of Phi_h), which the reversible control needs; use fixed steps (TimeStepSize), the default StepControl "doubling", or odeRATTLE with the group written as constraints g(q) = 0',
+             solver);
     case "odeRATTLE"
-      if (! strcmp (o.ConstraintVariables, "q")
-          || ! (isempty (o.BaseMethod) || strcmp (o.BaseMethod, "stormer_verlet")))
+      ## Geometric RATTLE is symmetric over a symmetric base method
+      ## (McLachlan, Modin, Verdier, Wilkins 2014, Prop. 4.9)
+      if (strcmp (o.BaseMethod, "symplectic_euler"))
         error ("odepkg:unsupportedOption",
-               '%s: StepControl "reversible" is not yet implemented for the geometric RATTLE (ConstraintVariables "qp" or a BaseMethod): only for the classical RATTLE',
+               '%s: StepControl "reversible" needs a symmetric method; RATTLE over BaseMethod "symplectic_euler" is not (use BaseMethod "midpoint" or "stormer_verlet")',
                solver);
       endif
   endswitch

@@ -74,6 +74,12 @@ class Rattle final : public Stepper {
   void load_guess(const ConstVecRef& g) override {
     if (general_path_) general_path_->load_guess(g);
   }
+  void begin_side_steps() override {
+    if (general_path_) general_path_->begin_side_steps();
+  }
+  void end_side_steps() override {
+    if (general_path_) general_path_->end_side_steps();
+  }
 
   void reset() override {
     separable_path_.reset();

@@ -15,7 +15,11 @@
 // Output at requested times (more than two TIMES): a time t_k that the next
 // step would reach or pass is output from a separate, shortened step
 // Phi_{t_k - t_n}(y_n); the reversible sequence of steps goes on from y_n
-// unchanged.  The last output (tf) is such a step too.
+// unchanged.  The last output (tf) is such a step too.  Output and event
+// steps are side steps (Stepper::begin_side_steps/end_side_steps): an
+// implicit stepper's warm start (geometric RATTLE's extrapolated Newton
+// guesses and Hessian models) is kept across them, so the sequence goes on
+// bitwise as without them.
 //
 // Events (set_events): located on each step, the shortened last one
 // included, by the EventLocator of the ordinary loop (regula falsi on the
@@ -40,6 +44,19 @@
 #include <memory>
 
 namespace odepkg {
+
+/// Stepper::begin_side_steps on construction, end_side_steps on leaving
+/// the scope (returns included).
+class SideSteps {
+ public:
+  explicit SideSteps(Stepper& stepper) : stepper_(stepper) { stepper_.begin_side_steps(); }
+  ~SideSteps() { stepper_.end_side_steps(); }
+  SideSteps(const SideSteps&) = delete;
+  SideSteps& operator=(const SideSteps&) = delete;
+
+ private:
+  Stepper& stepper_;
+};
 
 class ReversibleIntegrator {
  public:
@@ -148,7 +165,10 @@ class ReversibleIntegrator {
       // Events located on this step from y_n by the locator's own trial
       // steps: y_n, y_{n+1} and the density are untouched, so a run goes on
       // through non-terminal events with the step sequence it has without
-      // them.  A terminal event moves next_ to the event.
+      // them.  A terminal event moves next_ to the event.  The trial and
+      // output steps are side steps: the stepper's warm start (Newton's
+      // guesses, extrapolated from its last steps) is kept across them.
+      SideSteps side(stepper_);
       bool terminal = false;
       if (events_) {
         bool failed_eval = false;

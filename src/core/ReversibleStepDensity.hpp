@@ -19,7 +19,9 @@
 // time reversible, and of order 2 in eps; G at y_{n+1} serves the next step.
 // Nothing here knows which symmetric method Phi is: any Stepper whose
 // symmetric() is true can be wrapped (Störmer–Verlet, velocity Verlet,
-// RATTLE, and later symmetric compositions of higher order).
+// RATTLE, geometric RATTLE over midpoint or Störmer–Verlet, and symmetric
+// compositions of them, whose error at a fixed time is then O(eps^p): the
+// density fixes only where the steps fall).
 //
 // |h_n| is capped at MaxStep: h = min(eps/rho_{n+1/2}, MaxStep) is still a
 // function of rho_{n+1/2} alone, which keeps the map symmetric.

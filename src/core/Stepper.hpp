@@ -116,6 +116,15 @@ class Stepper {
   virtual void save_guess(VecRef g) const { (void)g; }
   virtual void load_guess(const ConstVecRef& g) { (void)g; }
 
+  /// Side steps: steps from y_n outside the sequence y_n -> y_{n+1} (the
+  /// shortened output steps and the event location of ReversibleIntegrator).
+  /// Between begin_side_steps() (called after the step to y_{n+1}) and
+  /// end_side_steps() the stepper keeps the warm start of its sequence, so
+  /// the step from y_{n+1} is the one it takes without side steps.  Must not
+  /// allocate.  Default: no warm start to keep.
+  virtual void begin_side_steps() {}
+  virtual void end_side_steps() {}
+
   HamiltonianProblem& problem() { return problem_; }
 
  protected:

@@ -40,7 +40,9 @@ class CompositionStepper final : public Stepper {
         table_(table),
         mid_{Point(problem_.state_size()), Point(problem_.state_size())},
         guesses_(Mat::Zero(base_->guess_size(), table.stages)),
-        have_guess_(Vec::Zero(table.stages)) {
+        have_guess_(Vec::Zero(table.stages)),
+        side_guesses_(Mat::Zero(base_->guess_size(), table.stages)),
+        side_have_guess_(Vec::Zero(table.stages)) {
     if (!base_->symmetric())
       throw InputError("invalidOption",
                        std::string("a composition (") + table.name + ") needs a symmetric base method; " +
@@ -61,6 +63,18 @@ class CompositionStepper final : public Stepper {
   void reset() override {
     base_->reset();
     have_guess_.setZero();
+  }
+
+  /// The stages' warm starts and the base's, kept across side steps.
+  void begin_side_steps() override {
+    base_->begin_side_steps();
+    side_guesses_ = guesses_;
+    side_have_guess_ = have_guess_;
+  }
+  void end_side_steps() override {
+    base_->end_side_steps();
+    guesses_ = side_guesses_;
+    have_guess_ = side_have_guess_;
   }
 
   StepStatus step(Point& from, double h, Point& to) override {
@@ -97,6 +111,8 @@ class CompositionStepper final : public Stepper {
   Point mid_[2];
   Mat guesses_;      // column i: the base's guess state after stage i
   Vec have_guess_;   // 1 where column i is valid
+  Mat side_guesses_;  // guesses_ and have_guess_ kept across side steps
+  Vec side_have_guess_;
   std::string name_;
 };
 

@@ -126,6 +126,14 @@ class GeometricRattle final : public Stepper {
       errB_.resize(n);
       errsig_.resize(m);
     }
+    side_guess_ = Vec::Zero(guess_size());
+    side_last_z1_ = Vec::Zero(n);
+    side_.hess = Mat::Zero(n, n);
+    side_.hess_prev = Mat::Zero(n, n);
+    if (!g_->holonomic()) {
+      side_.Hg = Mat::Zero(n, n * m);
+      side_.Hg_prev = Mat::Zero(n, n * m);
+    }
   }
 
   const char* name() const override { return shake_ ? "shake" : "rattle"; }
@@ -165,6 +173,48 @@ class GeometricRattle final : public Stepper {
     h_prev_ = g(k++);
     chain_ = static_cast<int>(g(k++));
     have_inc_ = have_inc_ && g(k++) != 0.0;
+  }
+  /// Kept across side steps, so that the next step from y_{n+1} continues
+  /// the sequence: the guess history and the point it continues from
+  /// (last_z1_), and the Hessian models with their constancy checks (a side
+  /// step from y_n takes H's Hessian at y_n again, and comparing it with the
+  /// last one, at y_n too, would find H quadratic and freeze a stale model:
+  /// Newton then failed two steps after an output time).
+  void begin_side_steps() override {
+    save_guess(side_guess_);
+    side_last_z1_ = last_z1_;
+    side_have_inc_ = have_inc_;
+    side_.hess = hess_;
+    side_.hess_prev = hess_prev_;
+    side_.have_hess = have_hess_;
+    side_.hess_static = hess_static_;
+    side_.static_age = static_age_;
+    if (Hg_.size() > 0) {
+      side_.Hg = Hg_;
+      side_.Hg_prev = Hg_prev_;
+    }
+    side_.hg_known = hg_known_;
+    side_.hg_static = hg_static_;
+    side_.hg_age = hg_age_;
+  }
+  void end_side_steps() override {
+    load_guess(side_guess_);
+    last_z1_ = side_last_z1_;
+    have_inc_ = side_have_inc_;
+    hess_ = side_.hess;
+    hess_prev_ = side_.hess_prev;
+    have_hess_ = side_.have_hess;
+    hess_static_ = side_.hess_static;
+    static_age_ = side_.static_age;
+    if (Hg_.size() > 0) {
+      Hg_ = side_.Hg;
+      Hg_prev_ = side_.Hg_prev;
+    }
+    hg_known_ = side_.hg_known;
+    hg_static_ = side_.hg_static;
+    hg_age_ = side_.hg_age;
+    set_hessian_model();
+    lu_valid_ = false;
   }
   void reset() override {
     have_inc_ = false;
@@ -265,6 +315,11 @@ class GeometricRattle final : public Stepper {
     if (!cont && !explicit_guess(from.t, *start)) return StepStatus::NonFinite;
     StepStatus st = solve_shake(*start, h, !cont);
     if (st == StepStatus::NewtonDiverged && cont) {
+      // The failed solve may have re-taken H's Hessian at the midpoint of a
+      // far iterate: back to the model at z_0 (hess_prev_), or the retry
+      // works with a wrong Jacobian (it then failed where a fresh stepper
+      // succeeded: S^3 with a quartic potential over Störmer–Verlet).
+      restore_hessian_model();
       if (!explicit_guess(from.t, *start)) return StepStatus::NonFinite;
       st = solve_shake(*start, h, true);
     }
@@ -331,6 +386,16 @@ class GeometricRattle final : public Stepper {
     static_age_ = 0;
     set_hessian_model();
     return true;
+  }
+
+  /// The model of update_hessian (at the step's start) again, after a
+  /// solve re-took it elsewhere.
+  void restore_hessian_model() {
+    if (!have_hess_ || hess_ == hess_prev_) return;
+    hess_ = hess_prev_;
+    set_hessian_model();
+    base_->jacobian(Rw_, Ry_, Zw_, Zy_);
+    lu_valid_ = false;
   }
 
   /// hess_ is the model: to the base method, and whether its H_pp block is
@@ -671,6 +736,14 @@ class GeometricRattle final : public Stepper {
     return RattleAcceptance::constraints_violated(g_bound, z, opts_.tol);
   }
 
+  // kept by begin_side_steps for end_side_steps
+  Vec side_guess_, side_last_z1_;
+  bool side_have_inc_ = false;
+  struct {
+    Mat hess, hess_prev, Hg, Hg_prev;
+    bool have_hess = false, hess_static = false, hg_known = false, hg_static = false;
+    int static_age = 0, hg_age = 0;
+  } side_;
   std::unique_ptr<ConstraintSet> g_;
   std::unique_ptr<FibreMap> fibre_;
   std::unique_ptr<BaseMethod> base_;
