@@ -43,11 +43,15 @@ inline void kepler_acceleration(const double* q, double* a) {
   a[1] = -q[1] / r3;
 }
 
-/// Ours: f(t, [q; p]) = [p; a(q)].
+/// Ours: f(t, [q; p]) = [p; a(q)] (through the storage, as odeint's
+/// std::array; Eigen's x(i) checks its index on every access here,
+/// EigenConfig.hpp).
 void kepler_field(double, const ConstVecRef& x, VecRef dx) {
-  dx(0) = x(2);
-  dx(1) = x(3);
-  kepler_acceleration(x.data(), dx.data() + 2);
+  const double* xs = x.data();
+  double* f = dx.data();
+  f[0] = xs[2];
+  f[1] = xs[3];
+  kepler_acceleration(xs, f + 2);
 }
 
 Vec initial_state() {
@@ -67,7 +71,7 @@ struct Last : Observer {
 };
 
 void report(const char* name, const Vec& x, long outputs) {
-  std::printf("%s: q = (%.15f, %.15f), %ld outputs\n", name, x(0), x(1), outputs);
+  std::printf("%s: x = (%.17g, %.17g, %.17g, %.17g), %ld outputs\n", name, x(0), x(1), x(2), x(3), outputs);
 }
 
 void run_ours(long steps, bool quiet, bool composed) {

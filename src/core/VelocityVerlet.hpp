@@ -30,6 +30,8 @@ class VelocityVerlet final : public Stepper {
   /// For a velocity-independent a(t, x) (with a(t, x, v) it is evaluated at
   /// v_{n+1/2} and the map is not symmetric).
   bool symmetric() const override { return true; }
+  /// step() checks to.x before returning Success.
+  bool checks_finite_state() const override { return true; }
   bool set_compensated_summation(bool on) override {
     compensated_ = on;
     return true;

@@ -57,6 +57,8 @@ class CompositionStepper final : public Stepper {
   Stepper& base() { return *base_; }
 
   bool set_compensated_summation(bool on) override { return base_->set_compensated_summation(on); }
+  /// The last substep's check is the step's.
+  bool checks_finite_state() const override { return base_->checks_finite_state(); }
 
   void reset() override {
     base_->reset();
