@@ -7,6 +7,7 @@
 //   CASE: sv        ours, explicit Störmer–Verlet, fixed steps, every step observed
 //         sv_quiet  the same, observed only at the start and the end
 //         kl8       ours, KahanLi8 over explicit Störmer–Verlet, fixed steps (17 stages)
+//         vv_ours   ours, velocity Verlet, fixed steps, observed at the ends
 //         vv        odeint velocity_verlet, do_step in a loop
 //         rkn       odeint symplectic_rkn_sb3a_mclachlan (6 stages), do_step in a loop
 // Odeint is only run here (the cases without ODEPKG_WITH_ODEINT print
@@ -14,6 +15,7 @@
 #include "HamiltonianProblem.hpp"
 #include "Integrator.hpp"
 #include "StormerVerlet.hpp"
+#include "VelocityVerlet.hpp"
 #include "composition/CompositionStepper.hpp"
 
 #ifdef ODEPKG_WITH_ODEINT
@@ -74,9 +76,13 @@ void report(const char* name, const Vec& x, long outputs) {
   std::printf("%s: x = (%.17g, %.17g, %.17g, %.17g), %ld outputs\n", name, x(0), x(1), x(2), x(3), outputs);
 }
 
-void run_ours(long steps, bool quiet, bool composed) {
+void run_ours(long steps, bool quiet, bool composed, bool velocity_verlet = false) {
   HamiltonianProblem problem(2, &kepler_field);
-  std::unique_ptr<Stepper> stepper = std::make_unique<StormerVerlet>(problem, true);
+  std::unique_ptr<Stepper> stepper;
+  if (velocity_verlet)
+    stepper = std::make_unique<VelocityVerlet>(problem);
+  else
+    stepper = std::make_unique<StormerVerlet>(problem, true);
   if (composed)
     stepper = std::make_unique<CompositionStepper>(std::move(stepper),
                                                    *composition::find_composition("KahanLi8"));
@@ -134,7 +140,7 @@ void run_odeint_rkn(long steps) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s sv|sv_quiet|kl8|vv|rkn STEPS\n", argv[0]);
+    std::fprintf(stderr, "usage: %s sv|sv_quiet|kl8|vv_ours|vv|rkn STEPS\n", argv[0]);
     return 2;
   }
   const char* which = argv[1];
@@ -142,6 +148,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(which, "sv")) run_ours(steps, false, false);
   else if (!std::strcmp(which, "sv_quiet")) run_ours(steps, true, false);
   else if (!std::strcmp(which, "kl8")) run_ours(steps, false, true);
+  else if (!std::strcmp(which, "vv_ours")) run_ours(steps, true, false, true);
 #ifdef ODEPKG_WITH_ODEINT
   else if (!std::strcmp(which, "vv")) run_odeint_vv(steps);
   else if (!std::strcmp(which, "rkn")) run_odeint_rkn(steps);

@@ -31,5 +31,6 @@ echo "instructions per step (per stage for compositions), Kepler e = 0.6, h = 0.
 per_unit sv "$steps" 1 "odepkg Stormer-Verlet, fixed steps, every step observed"
 per_unit sv_quiet "$steps" 1 "odepkg Stormer-Verlet, fixed steps, observed at the ends"
 per_unit kl8 $((steps / 10)) 17 "odepkg KahanLi8 over Stormer-Verlet, per stage"
+per_unit vv_ours "$steps" 1 "odepkg velocity Verlet, fixed steps, observed at the ends"
 per_unit vv "$steps" 1 "odeint velocity_verlet"
 per_unit rkn "$steps" 6 "odeint symplectic_rkn_sb3a_mclachlan, per stage"
