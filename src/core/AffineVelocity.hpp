@@ -43,8 +43,10 @@ class AffineVelocity {
   bool active() const { return state_ == State::Active; }
 
   /// Called before each explicit step from (t, [q; p]): learns the model
-  /// once enough steps have been taken.  Returns active().
-  bool prepare(HamiltonianProblem& pb, double t, const ConstVecRef& x) {
+  /// once enough steps have been taken.  Returns active().  A template so
+  /// that the steps after learning build no Ref of x.
+  template <class X>
+  bool prepare(HamiltonianProblem& pb, double t, const X& x) {
     if (state_ == State::Waiting &&
         ++steps_ > (pb.dim() <= kDenseMax ? std::max(8, pb.dim() / 2) : 8)) {
       if (pb.dim() <= kDenseMax)
@@ -57,12 +59,47 @@ class AffineVelocity {
 
   /// The predicted H_p(p) (valid until the next call).
   const Vec& predict(const ConstVecRef& p) {
-    if (diagonal_)
-      v_ = diag_.cwiseProduct(p);
-    else
-      v_.noalias() = A_ * p;
-    v_ += b_;
+    require_size(p.size());
+    return predict(p.data());
+  }
+  /// The same from p[0 .. d-1] (the explicit steppers' hot path: no Eigen
+  /// block or Ref built per step).
+  const Vec& predict(const double* p) {
+    const Eigen::Index d = v_.size();
+    double* v = v_.data();
+    const double* b = b_.data();
+    if (diagonal_) {
+      const double* a = diag_.data();
+      for (Eigen::Index i = 0; i < d; ++i) v[i] = a[i] * p[i] + b[i];
+    } else {
+      v_.noalias() = A_ * Eigen::Map<const Vec>(p, d);
+      v_ += b_;
+    }
     return v_;
+  }
+
+  /// A kick and a drift with the predicted velocity, in one pass when A is
+  /// diagonal: p1 = p0 + c f, then predict(p1) and q1 = q0 + h H_p(p1)
+  /// (the explicit steps' half kick and move of q; the same operations as
+  /// the vector expressions, so the same results).  p1 and q1 must not
+  /// overlap the inputs.
+  void kick_drift(const double* p0, double c, const double* f, double* p1, double h, const double* q0,
+                  double* q1) {
+    const Eigen::Index d = v_.size();
+    double* v = v_.data();
+    if (!diagonal_) {
+      for (Eigen::Index i = 0; i < d; ++i) p1[i] = p0[i] + c * f[i];
+      predict(p1);
+      for (Eigen::Index i = 0; i < d; ++i) q1[i] = q0[i] + h * v[i];
+      return;
+    }
+    const double* a = diag_.data();
+    const double* b = b_.data();
+    for (Eigen::Index i = 0; i < d; ++i) {
+      p1[i] = p0[i] + c * f[i];
+      v[i] = a[i] * p1[i] + b[i];
+      q1[i] = q0[i] + h * v[i];
+    }
   }
 
   /// Compare the true H_p at the point of the last prediction with it; on a
@@ -70,11 +107,26 @@ class AffineVelocity {
   /// step without it).  A non-finite H_p (a trial step into a singularity)
   /// says nothing about the model: false, but the model is kept.
   bool confirm(const ConstVecRef& p, const ConstVecRef& hp_true) {
-    if (!hp_true.allFinite()) return false;
+    require_size(p.size());
+    require_size(hp_true.size());
+    return confirm(p.data(), hp_true.data());
+  }
+  /// The same for p[0 .. d-1] and hp_true[0 .. d-1]: one pass for the
+  /// finiteness of hp_true and the three maximum norms.
+  bool confirm(const double* p, const double* hp_true) {
+    const Eigen::Index d = v_.size();
+    const double* v = v_.data();
+    double zero = 0.0, p_max = 0.0, hp_max = 0.0, miss = 0.0;
+    for (Eigen::Index i = 0; i < d; ++i) {
+      zero += hp_true[i] * 0.0;  // NaN unless finite (Finite.hpp)
+      p_max = std::max(p_max, std::abs(p[i]));
+      hp_max = std::max(hp_max, std::abs(hp_true[i]));
+      miss = std::max(miss, std::abs(hp_true[i] - v[i]));
+    }
+    if (!(zero == 0.0)) return false;
     const double eps = std::numeric_limits<double>::epsilon();
-    const double scale = a_norm_ * p.lpNorm<Eigen::Infinity>() + b_.lpNorm<Eigen::Infinity>() +
-                         hp_true.lpNorm<Eigen::Infinity>();
-    if ((hp_true - v_).lpNorm<Eigen::Infinity>() <= 1e3 * eps * scale) return true;
+    const double scale = a_norm_ * p_max + b_norm_ + hp_max;
+    if (miss <= 1e3 * eps * scale) return true;
     state_ = State::Off;
     return false;
   }
@@ -96,6 +148,12 @@ class AffineVelocity {
 
  private:
   enum class State { Waiting, Active, Off };
+
+  /// A vector handed to predict/confirm must have d entries (a bug if not:
+  /// thrown, as Eigen's own checks are, never read past the end).
+  void require_size(Eigen::Index n) const {
+    if (n != v_.size()) throw EigenAssertion("AffineVelocity: a vector of the wrong size");
+  }
 
   /// Perturbation of p_i for the forward differences.
   static double probe_size(double p) { return std::max(1.0, std::abs(p)); }
@@ -119,6 +177,7 @@ class AffineVelocity {
     v_.noalias() = A_ * x.tail(d);  // no temporary: steps must not allocate
     b_ = f0_.head(d) - v_;
     a_norm_ = A_.cwiseAbs().rowwise().sum().maxCoeff();
+    b_norm_ = b_.lpNorm<Eigen::Infinity>();
     if (A_.allFinite() && b_.allFinite()) state_ = State::Active;
   }
 
@@ -135,6 +194,7 @@ class AffineVelocity {
     for (int i = 0; i < d; ++i) diag_(i) = (f1_(i) - f0_(i)) / probe_size(x(d + i));
     b_ = f0_.head(d) - diag_.cwiseProduct(x.tail(d));
     a_norm_ = diag_.lpNorm<Eigen::Infinity>();
+    b_norm_ = b_.lpNorm<Eigen::Infinity>();
     if (!diag_.allFinite() || !b_.allFinite()) return;
     x_ = x;
     for (int i = 0; i < d; ++i) x_(d + i) += (i % 2 ? -1.0 : 1.0) * probe_size(x(d + i));
@@ -152,6 +212,7 @@ class AffineVelocity {
   bool diagonal_ = false;
   Vec b_, v_, x_, f0_, f1_;
   double a_norm_ = 0.0;
+  double b_norm_ = 0.0;  ///< |b|_inf, computed once when learned
 };
 
 }  // namespace odepkg

@@ -7,6 +7,7 @@
 
 #include "ErrorNorm.hpp"
 #include "EventLocator.hpp"
+#include "Finite.hpp"
 #include "InitialStep.hpp"
 #include "ProgressMeter.hpp"
 #include "StepDoubling.hpp"
@@ -52,9 +53,11 @@ class Integrator {
         opts_(std::move(opts)),
         doubling_(stepper),
         controller_(stepper.order(), with_max_step(opts_)),
-        cur_(problem_.state_size()),
-        next_(problem_.state_size()),
+        points_{Point(problem_.state_size()), Point(problem_.state_size())},
         err_(problem_.state_size()) {}
+  // cur_ and next_ point into points_: a copy would point into the original.
+  Integrator(const Integrator&) = delete;
+  Integrator& operator=(const Integrator&) = delete;
 
   /// Integrate from times(0) to times(end).  With two times, every accepted
   /// step is output; with more, exactly those times are.  `f0` = f(t0, x0) if
@@ -77,20 +80,21 @@ class Integrator {
     const double direction = times(nt - 1) >= times(0) ? 1.0 : -1.0;
     const bool every_step = nt == 2;
     check_time_resolution(times);
-    cur_.set(times(0), x0);
+    cur_->set(times(0), x0);
     newton_failures_ = 0;
     newton_limited_ = 0;
     if (f0) {
-      cur_.force = f0->tail(problem_.dim());
-      cur_.has_force = true;
+      cur_->force = f0->tail(problem_.dim());
+      cur_->has_force = true;
     }
     IntegrationResult res;
-    res.t = cur_.t;
-    if (!observer(cur_.t, cur_.x)) return stopped(res);
-    if (events_ && !events_->start(cur_.t, cur_.x)) return failed(res, StepStatus::NonFinite);
+    res.t = cur_->t;
+    if (!observer(cur_->t, cur_->x)) return stopped(res);
+    if (events_ && !events_->start(cur_->t, cur_->x)) return failed(res, StepStatus::NonFinite);
 
     Stats& st = problem_.stats();
     const bool fixed = opts_.fixed_step > 0.0;
+    const bool state_checked = stepper_.checks_finite_state();
     double h = 0.0;
     if (!fixed) {
       h = opts_.initial_step > 0.0 ? opts_.initial_step : automatic_initial_step(direction, f0);
@@ -101,61 +105,62 @@ class Integrator {
       const double target = times(k);
       if (fixed) {
         // steps of size h, the last one shortened to end exactly on target.
-        const double span = target - cur_.t;
+        const double span = target - cur_->t;
         const double hs = direction * opts_.fixed_step;
         const double steps = std::ceil(span / hs - 1e-9);
         if (!(steps < 9.0e15))  // beyond 2^53 the count (and t0 + i h) is not exact
           throw InputError("invalidInput", "TimeStepSize is too small for the time span (" +
                                                std::to_string(steps) + " steps)");
         const long n = std::max(1L, static_cast<long>(steps));
-        const double t_start = cur_.t;
+        const double t_start = cur_->t;
         for (long i = 1; i <= n; ++i) {
           if (interrupt) interrupt();
           const double t_end = i == n ? target : t_start + i * hs;
           // Interior steps are exactly hs (t_end - t would differ from it in
           // the last bits, and the steppers' equal-step predictors look for
           // equal steps); t itself follows t_start + i hs.
-          const double h_step = i == n ? t_end - cur_.t : hs;
-          const StepStatus s = stepper_.step(cur_, h_step, next_);
+          const double h_step = i == n ? t_end - cur_->t : hs;
+          const StepStatus s = stepper_.step(*cur_, h_step, *next_);
           if (s != StepStatus::Success) return failed(res, s);
           // A state that overflowed (an explicit step adds h f without any
-          // callback seeing the sum) ends the run like a NaN from f.
-          if (!next_.x.allFinite()) return failed(res, StepStatus::NonFinite);
-          next_.t = t_end;
+          // callback seeing the sum) ends the run like a NaN from f (checked
+          // here unless the stepper checks its result itself).
+          if (!state_checked && !all_finite(next_->x)) return failed(res, StepStatus::NonFinite);
+          next_->t = t_end;
           bool terminal = false;
           if (events_ && !check_events(h_step, terminal)) return failed(res, StepStatus::NonFinite);
           advance();
           ++st.steps;
-          if (progress_) progress_->step(cur_.t);
+          if (progress_) progress_->step(cur_->t);
           if (terminal) return terminated(res, observer);
-          if ((every_step || i == n) && !observer(cur_.t, cur_.x)) return stopped(res);
+          if ((every_step || i == n) && !observer(cur_->t, cur_->x)) return stopped(res);
         }
         continue;
       }
       // Adaptive steps up to target.
-      while (direction * (target - cur_.t) > 0.0) {
+      while (direction * (target - cur_->t) > 0.0) {
         if (interrupt) interrupt();
         double h_try = h;
-        const double remaining = target - cur_.t;
-        const bool lands = direction * (cur_.t + 1.01 * h - target) >= 0.0;
+        const double remaining = target - cur_->t;
+        const bool lands = direction * (cur_->t + 1.01 * h - target) >= 0.0;
         if (lands) h_try = remaining;
-        const double min_step = time_resolution(cur_.t, target);
+        const double min_step = time_resolution(cur_->t, target);
         if (!(std::abs(h_try) >= min_step)) {  // also a NaN step
           char buf[240];
           std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g%s%s",
-                        std::abs(h_try), min_step, cur_.t,
+                        std::abs(h_try), min_step, cur_->t,
                         last_failure_ == StepStatus::Success ? "" : " after: ",
                         last_failure_ == StepStatus::Success ? "" : describe(last_failure_));
           res.outcome = IntegrationResult::Outcome::Failed;
           res.message = buf;
-          res.t = cur_.t;
+          res.t = cur_->t;
           return res;
         }
         const bool own = stepper_.has_error_estimate();
-        StepStatus s = own ? stepper_.step_with_error(cur_, h_try, next_, err_)
-                           : doubling_.attempt(cur_, h_try, next_);
+        StepStatus s = own ? stepper_.step_with_error(*cur_, h_try, *next_, err_)
+                           : doubling_.attempt(*cur_, h_try, *next_);
         // An overflowed state is a failed attempt: a smaller step may avoid it.
-        if (s == StepStatus::Success && !next_.x.allFinite()) s = StepStatus::NonFinite;
+        if (s == StepStatus::Success && !state_checked && !all_finite(next_->x)) s = StepStatus::NonFinite;
         if (s != StepStatus::Success) {
           ++st.rejected;
           ++st.failed_solves;
@@ -166,7 +171,7 @@ class Integrator {
           after_rejection = true;
           continue;
         }
-        const double err = opts_.norm(own ? err_ : doubling_.error(), next_.x, cur_.x);
+        const double err = opts_.norm(own ? err_ : doubling_.error(), next_->x, cur_->x);
         // Steps the accuracy would allow far larger, reached only after
         // repeated Newton failures: Newton cannot converge at useful step
         // sizes (say MaxNewtonIterations 1, where only a first correction
@@ -181,7 +186,7 @@ class Integrator {
         } else if (newton_failures_ > 0) {
           ++newton_limited_;
         }
-        const double steps_left = std::abs(times(nt - 1) - next_.t) / std::abs(h_try);
+        const double steps_left = std::abs(times(nt - 1) - next_->t) / std::abs(h_try);
         if (newton_limited_ >= kNewtonLimitedSteps && newton_failures_ >= kNewtonLimitedSteps &&
             steps_left > kNewtonLimitedCrawl) {
           char buf[400];
@@ -191,11 +196,11 @@ class Integrator {
                         "estimates are below %g of the tolerance (h = %g at t = %.17g; %.3g more "
                         "steps at that size); raise MaxNewtonIterations or NewtonTol, or give "
                         "HamiltonianHessFcn",
-                        newton_failures_, newton_limited_, kNewtonLimitedError, std::abs(h_try), cur_.t,
+                        newton_failures_, newton_limited_, kNewtonLimitedError, std::abs(h_try), cur_->t,
                         steps_left);
           res.outcome = IntegrationResult::Outcome::Failed;
           res.message = buf;
-          res.t = cur_.t;
+          res.t = cur_->t;
           return res;
         }
         if (!controller_.accept(err)) {
@@ -208,21 +213,21 @@ class Integrator {
         const double h_new = controller_.next(h_try, err, after_rejection);
         h = lands ? std::copysign(std::max(std::abs(h_new), std::abs(h)), h) : h_new;
         after_rejection = false;
-        if (lands) next_.t = target;
+        if (lands) next_->t = target;
         bool terminal = false;
-        if (events_ && !check_events(next_.t - cur_.t, terminal)) return failed(res, StepStatus::NonFinite);
+        if (events_ && !check_events(next_->t - cur_->t, terminal)) return failed(res, StepStatus::NonFinite);
         advance();
         ++st.steps;
-        if (progress_) progress_->step(cur_.t);
+        if (progress_) progress_->step(cur_->t);
         if (terminal) return terminated(res, observer);
-        if ((every_step || lands) && !observer(cur_.t, cur_.x)) return stopped(res);
+        if ((every_step || lands) && !observer(cur_->t, cur_->x)) return stopped(res);
       }
     }
-    res.t = cur_.t;
+    res.t = cur_->t;
     return res;
   }
 
-  const Point& current() const { return cur_; }
+  const Point& current() const { return *cur_; }
 
   /// Newton-limited steps (and Newton failures) in a row that end an
   /// adaptive run (see run()) when, at their size, the rest of the span
@@ -307,11 +312,11 @@ class Integrator {
     Vec f(problem_.state_size());
     if (f0)
       f = *f0;
-    else if (!problem_.field(cur_.t, cur_.x, f))
+    else if (!problem_.field(cur_->t, cur_->x, f))
       return 1e-6;
-    cur_.force = f.tail(problem_.dim());
-    cur_.has_force = true;
-    return initial_step(problem_, opts_.norm, stepper_.order(), cur_.t, cur_.x, f, direction);
+    cur_->force = f.tail(problem_.dim());
+    cur_->has_force = true;
+    return initial_step(problem_, opts_.norm, stepper_.order(), cur_->t, cur_->x, f, direction);
   }
 
   void advance() {
@@ -322,30 +327,30 @@ class Integrator {
   // on a terminal one next_ moved to the event state.
   bool check_events(double h, bool& terminal) {
     bool failed_eval = false;
-    terminal = events_->check(cur_, h, next_, failed_eval);
+    terminal = events_->check(*cur_, h, *next_, failed_eval);
     return !failed_eval;
   }
 
   // A terminal event: the event state (now cur_) is the last output.
   IntegrationResult terminated(IntegrationResult& r, Observer& observer) {
-    observer(cur_.t, cur_.x);
+    observer(cur_->t, cur_->x);
     r.outcome = IntegrationResult::Outcome::StoppedByEvent;
-    r.t = cur_.t;
+    r.t = cur_->t;
     return r;
   }
 
   IntegrationResult stopped(IntegrationResult& r) {
     r.outcome = IntegrationResult::Outcome::StoppedByObserver;
-    r.t = cur_.t;
+    r.t = cur_->t;
     return r;
   }
 
   IntegrationResult failed(IntegrationResult& r, StepStatus s) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%s in the step from t = %.17g", describe(s), cur_.t);
+    std::snprintf(buf, sizeof buf, "%s in the step from t = %.17g", describe(s), cur_->t);
     r.outcome = IntegrationResult::Outcome::Failed;
     r.message = buf;
-    r.t = cur_.t;
+    r.t = cur_->t;
     return r;
   }
 
@@ -356,7 +361,11 @@ class Integrator {
   IntegratorOptions opts_;
   StepDoubling doubling_;
   StepSizeController controller_;
-  Point cur_, next_;
+  Point points_[2];
+  // The current point and the next one, swapped after each accepted step
+  // (two pointers, not the points' vectors).
+  Point* cur_ = &points_[0];
+  Point* next_ = &points_[1];
   Vec err_;
   StepStatus last_failure_ = StepStatus::Success;
   int newton_failures_ = 0;   ///< Newton failures since the last accuracy-limited step

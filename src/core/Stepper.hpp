@@ -6,6 +6,7 @@
 #include "Types.hpp"
 
 #include <cmath>
+#include <utility>
 
 namespace odepkg {
 
@@ -92,6 +93,11 @@ class Stepper {
     (void)fx;
   }
 
+  /// True when every successful step() ends with a finite `to.x` (the
+  /// stepper returns NonFinite otherwise), so the loop need not check it
+  /// again.  Asked once per run.
+  virtual bool checks_finite_state() const { return false; }
+
   /// Drop cached factorizations and guesses (after a rejected step, say).
   virtual void reset() {}
 
@@ -128,10 +134,12 @@ class Stepper {
   HamiltonianProblem& problem() { return problem_; }
 
  protected:
-  /// Fill from.force = f_p(t, x) if absent, using `work` (size 2d).
-  bool ensure_force(Point& from, VecRef work) {
+  /// Fill from.force = f_p(t, x) if absent, using `work` (size 2d).  A
+  /// template so that the usual case, a cached force, builds no Ref.
+  template <class Work>
+  bool ensure_force(Point& from, Work&& work) {
     if (from.has_force) return true;
-    if (!problem_.field(from.t, from.x, work)) return false;
+    if (!problem_.field(from.t, from.x, std::forward<Work>(work))) return false;
     from.force = work.tail(problem_.dim());
     from.has_force = true;
     return true;

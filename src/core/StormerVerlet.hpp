@@ -24,6 +24,7 @@
 
 #include "AffineVelocity.hpp"
 #include "CompensatedSum.hpp"
+#include "Finite.hpp"
 #include "ImplicitStage.hpp"
 #include "SeparabilityProbe.hpp"
 #include "Stepper.hpp"
@@ -64,6 +65,8 @@ class StormerVerlet final : public Stepper {
   }
   int order() const override { return 2; }
   bool symmetric() const override { return true; }
+  /// Both schemes check to.x before returning Success.
+  bool checks_finite_state() const override { return true; }
   void reset() override {
     stage_p_.reset();
     stage_q_.reset();
@@ -82,42 +85,89 @@ class StormerVerlet final : public Stepper {
   }
 
  private:
+  // The explicit scheme runs once per step (per stage of a composition) on
+  // vectors of d numbers: plain loops over the storage, whose sizes are
+  // fixed at construction and checked once per step (require_sizes), and
+  // no Eigen block expressions, each of which costs a call with its own
+  // run-time checks (the checks stay on: EigenConfig.hpp).  The arithmetic
+  // is the same, operation by operation, as the vector expressions'.
+  // The usual step (a learned velocity model, no compensation) is kept
+  // apart from the others so that it stays small: one call of f, three
+  // loops over d.
   StepStatus step_explicit(Point& from, double h, Point& to) {
     const int d = problem_.dim();
     if (!ensure_force(from, work_)) return StepStatus::NonFinite;
+    require_sizes(from, to, d);
     to.t = from.t + h;
-    y_.head(d) = from.x.head(d);
-    y_.tail(d) = from.x.tail(d) + (0.5 * h) * from.force;   // p_{n+1/2}
-    if (velocity_.prepare(problem_, from.t, from.x)) {
-      // One call: H_p(p_{n+1/2}) predicted, checked by the call at q_{n+1}.
-      move_q(from, h, velocity_.predict(y_.tail(d)));       // q_{n+1}
-      if (problem_.field(to.t, y_, work_)) {
-        if (velocity_.confirm(y_.tail(d), work_.head(d))) return finish(from, to, h);
-        if (!velocity_.active()) recheck(to.t);  // the model failed: H_p moved with q?
-      }
-      y_.head(d) = from.x.head(d);  // redo the two-call way (confirm() dropped a wrong model)
+    const bool predicted = velocity_.prepare(problem_, from.t, from.x);
+    if (!predicted || compensated_) return step_explicit_other(from, h, to, predicted);
+    const double* x0 = from.x.data();
+    double* y = y_.data();
+    // One call: H_p(p_{n+1/2}) predicted, checked by the call at q_{n+1}.
+    velocity_.kick_drift(x0 + d, 0.5 * h, from.force.data(), y + d, h, x0, y);  // p_{n+1/2}, q_{n+1}
+    // Unchecked: confirm() checks H_p, finish_plain() the state the force moves.
+    problem_.field_unchecked(to.t, y_view_, work_view_);
+    if (velocity_.confirm(y + d, work_.data())) return finish_plain(to, h);
+    if (!velocity_.active()) recheck(to.t);  // the model failed: H_p moved with q?
+    return step_two_calls(from, h, to);
+  }
+
+  /// The explicit step without a velocity model, or compensated.
+  StepStatus step_explicit_other(Point& from, double h, Point& to, bool predicted) {
+    const int d = problem_.dim();
+    const double half = 0.5 * h;
+    const double* x0 = from.x.data();
+    const double* f0 = from.force.data();
+    double* y = y_.data();
+    for (int i = 0; i < d; ++i) y[d + i] = x0[d + i] + half * f0[i];  // p_{n+1/2}
+    if (predicted) {
+      for (int i = 0; i < d; ++i) y[i] = x0[i];
+      move_q(from, h, velocity_.predict(y + d).data());  // q_{n+1}
+      problem_.field_unchecked(to.t, y_view_, work_view_);
+      if (velocity_.confirm(y + d, work_.data())) return finish(from, to, h);
+      if (!velocity_.active()) recheck(to.t);
     }
-    if (!problem_.field(from.t + 0.5 * h, y_, work_)) return StepStatus::NonFinite;
+    return step_two_calls(from, h, to);
+  }
+
+  /// From y_.tail = p_{n+1/2}: H_p there, then the force at q_{n+1}.
+  StepStatus step_two_calls(Point& from, double h, Point& to) {
+    const int d = problem_.dim();
+    const double* x0 = from.x.data();
+    double* y = y_.data();
+    for (int i = 0; i < d; ++i) y[i] = x0[i];  // q_n (again, if the model failed)
+    if (!problem_.field(from.t + 0.5 * h, y_view_, work_view_)) return StepStatus::NonFinite;
     // the force at q_n again, with p_{n+1/2}: unchanged for separable H
     if (compare_forces_ && !SeparabilityProbe::agree(from.force, work_.tail(d))) {
       recheck(from.t + 0.5 * h);
       compare_forces_ = false;  // separable there: the force depends on t
     }
-    move_q(from, h, work_.head(d));                           // q_{n+1}
-    if (!problem_.field(to.t, y_, work_)) return StepStatus::NonFinite;
+    move_q(from, h, work_.data());                             // q_{n+1}
+    if (!problem_.field(to.t, y_view_, work_view_)) return StepStatus::NonFinite;
     return finish(from, to, h);
   }
 
-  /// y_.head = q_{n+1} = q_n + h v (y_.head holds q_n); compensated, its
-  /// rounding error goes to q_comp_ until finish() hands it to the point.
-  template <class V>
-  void move_q(const Point& from, double h, const V& v) {
+  /// The points of a step hold 2d numbers, the start's force d: a caller's
+  /// bug otherwise, thrown like Eigen's checks rather than read past the
+  /// end.  The end's force is sized here if it has never been (a default
+  /// Point), as the vector assignment did.
+  static void require_sizes(const Point& from, Point& to, Eigen::Index d) {
+    if (from.x.size() != 2 * d || to.x.size() != 2 * d || from.force.size() != d)
+      throw EigenAssertion("StormerVerlet: a point of the wrong size");
+    if (to.force.size() != d) to.force.resize(d);
+  }
+
+  /// y_.head = q_{n+1} = q_n + h v (y_.head holds q_n; v[0 .. d-1]);
+  /// compensated, its rounding error goes to q_comp_ until finish() hands
+  /// it to the point.
+  void move_q(const Point& from, double h, const double* v) {
     const int d = problem_.dim();
+    double* y = y_.data();
     if (!compensated_) {
-      y_.head(d) += h * v;
+      for (int i = 0; i < d; ++i) y[i] += h * v[i];
       return;
     }
-    increment_ = h * v;
+    increment_ = h * Eigen::Map<const Vec>(v, d);
     compensated_add(from.x.head(d), from.comp.head(d), increment_, y_.head(d), q_comp_);
   }
 
@@ -125,18 +175,41 @@ class StormerVerlet final : public Stepper {
   /// p_{n+1/2}] and work_ = f there; the force is kept for the next step.
   /// Compensated: p_{n+1} = p_n + h/2 (f_p(q_n) + f_p(q_{n+1})).
   StepStatus finish(const Point& from, Point& to, double h) {
+    if (!compensated_) return finish_plain(to, h);
     const int d = problem_.dim();
-    to.force = work_.tail(d);
-    to.has_force = true;
-    to.x.head(d) = y_.head(d);
-    if (compensated_) {
-      to.comp.head(d) = q_comp_;
-      increment_ = (0.5 * h) * (from.force + to.force);
-      compensated_add(from.x.tail(d), from.comp.tail(d), increment_, to.x.tail(d), to.comp.tail(d));
-    } else {
-      to.x.tail(d) = y_.tail(d) + (0.5 * h) * to.force;
+    const double* y = y_.data();
+    const double* f1 = work_.data() + d;
+    double* force = to.force.data();
+    double* x1 = to.x.data();
+    for (int i = 0; i < d; ++i) {
+      force[i] = f1[i];
+      x1[i] = y[i];
     }
-    return to.x.allFinite() ? StepStatus::Success : StepStatus::NonFinite;
+    to.has_force = true;
+    to.comp.head(d) = q_comp_;
+    increment_ = (0.5 * h) * (from.force + to.force);
+    compensated_add(from.x.tail(d), from.comp.tail(d), increment_, to.x.tail(d), to.comp.tail(d));
+    return all_finite(to.x) ? StepStatus::Success : StepStatus::NonFinite;
+  }
+
+  /// finish() without compensation, to.x checked in the same pass.
+  StepStatus finish_plain(Point& to, double h) {
+    const int d = problem_.dim();
+    const double half = 0.5 * h;
+    const double* y = y_.data();
+    const double* f1 = work_.data() + d;
+    double* force = to.force.data();
+    double* x1 = to.x.data();
+    double zero = 0.0;  // to.x's finiteness, as all_finite (Finite.hpp)
+    for (int i = 0; i < d; ++i) {
+      force[i] = f1[i];
+      x1[i] = y[i];
+      x1[d + i] = y[d + i] + half * f1[i];
+      zero += x1[i] * 0.0;
+      zero += x1[d + i] * 0.0;
+    }
+    to.has_force = true;
+    return zero == 0.0 ? StepStatus::Success : StepStatus::NonFinite;
   }
 
   /// Probe at (t, y_), work_ = f(t, y_) (2 calls); a coupling ends the run.
@@ -194,6 +267,11 @@ class StormerVerlet final : public Stepper {
   bool explicit_;
   ImplicitStage stage_p_, stage_q_;
   Vec work_, y_, P_, Q_, phi_, a_, fq0_, dp_, dq_;
+  // The arguments of the explicit scheme's calls of f, built once (a Ref
+  // per call costs more than the loop's arithmetic); y_ and work_ are never
+  // resized.
+  const ConstVecRef y_view_{y_};
+  VecRef work_view_{work_};
   Vec increment_, q_comp_;  ///< compensated summation: an increment, q_{n+1}'s rounding error
   bool compensated_ = false;
   double h_prev_ = 0.0;

@@ -59,6 +59,8 @@ class CompositionStepper final : public Stepper {
   Stepper& base() { return *base_; }
 
   bool set_compensated_summation(bool on) override { return base_->set_compensated_summation(on); }
+  /// The last substep's check is the step's.
+  bool checks_finite_state() const override { return base_->checks_finite_state(); }
 
   void reset() override {
     base_->reset();
@@ -78,22 +80,38 @@ class CompositionStepper final : public Stepper {
   }
 
   StepStatus step(Point& from, double h, Point& to) override {
+    if (guesses_.rows() == 0) return step_cold(from, h, to);
+    // Implicit base: each stage starts Newton from the same stage of the
+    // previous step.
     const int s = table_.stages;
-    const bool warm = guesses_.rows() > 0;
     Point* a = &from;
     for (int i = 0; i < s; ++i) {
       Point& b = (i == s - 1) ? to : mid_[i % 2];
-      if (warm && have_guess_(i) != 0.0) base_->load_guess(guesses_.col(i));
+      if (have_guess_(i) != 0.0) base_->load_guess(guesses_.col(i));
       const StepStatus st = base_->step(*a, table_.weights[i] * h, b);
       if (st != StepStatus::Success) {
-        if (warm) have_guess_.setZero();
+        have_guess_.setZero();
         return st;
       }
-      if (warm) {
-        base_->save_guess(guesses_.col(i));
-        have_guess_(i) = 1.0;
-      }
+      base_->save_guess(guesses_.col(i));
+      have_guess_(i) = 1.0;
       a = &b;
+    }
+    to.t = from.t + h;  // exactly, not the sum of the substeps
+    return StepStatus::Success;
+  }
+
+  /// step() for a base without Newton guesses (the explicit ones): only
+  /// the substeps, which are then most of the work (one call of f each).
+  StepStatus step_cold(Point& from, double h, Point& to) {
+    const int last = table_.stages - 1;
+    const double* w = table_.weights;
+    Point* a = &from;
+    for (int i = 0; i <= last; ++i) {
+      Point* b = i == last ? &to : &mid_[i & 1];
+      const StepStatus st = base_->step(*a, w[i] * h, *b);
+      if (st != StepStatus::Success) return st;
+      a = b;
     }
     to.t = from.t + h;  // exactly, not the sum of the substeps
     return StepStatus::Success;
