@@ -102,9 +102,9 @@ function reversible_step_control (solver, o)
       error ("odepkg:unsupportedOption",
              '%s: StepControl "reversible" needs a symmetric method; %s is not symmetric (use odeSV or odeRATTLE)',
              solver, solver);
-    case {"odeSPVI", "odeRATTLie"}
+    case "odeSPVI"
       error ("odepkg:unsupportedOption",
-             '%s: StepControl "reversible" is not yet implemented for %s (it is for odeSV, odeVV and odeRATTLE)',
+             '%s: StepControl "reversible" is not yet implemented for %s (it is for odeSV, odeVV, odeRATTLE and odeRATTLie)',
              solver, solver);
     case "odeRATTLE"
       if (! strcmp (o.ConstraintVariables, "q")
