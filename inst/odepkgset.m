@@ -26,18 +26,19 @@
 ## Fixed steps of this size; with a scalar @var{tspan}, that many of them.
 ## @item @qcode{"StepControl"}
 ## Adaptive steps by @qcode{"doubling"} (default: step doubling, the energy
-## error drifts) or @qcode{"reversible"} (odeSV, odeVV, odeRATTLE: a
-## time-reversible step density, Hairer and Söderlind 2005, no drift).
-## @qcode{"reversible"} needs a symmetric method: also with
+## error drifts) or @qcode{"reversible"} (odeSV, odeVV, odeRATTLE,
+## odeRATTLie: a time-reversible step density, Hairer and Söderlind 2005, no
+## drift).  @qcode{"reversible"} needs a symmetric method: also with
 ## @qcode{"Composition"}/@qcode{"Order"} (error O(eps^p) at order p) and
 ## with the geometric RATTLE (@qcode{"ConstraintVariables"}, @qcode{"qp"},
 ## or a @qcode{"BaseMethod"}) over @qcode{"midpoint"} or
 ## @qcode{"stormer_verlet"}; refused for odeSE, odeSHAKE, BaseMethod
-## @qcode{"symplectic_euler"}, odeSPVI and odeRATTLie.
+## @qcode{"symplectic_euler"} and odeSPVI.
 ## @item @qcode{"StepDensityFcn"}
 ## With @qcode{"reversible"}: @code{G = fcn (@var{t}, y)}, the logarithmic
 ## derivative (d rho/dt) / rho of your step density rho(y) along the
-## solution (steps h = eps / rho); default rho = |f(y)|.
+## solution (steps h = eps / rho); default rho = |f(y)| (odeRATTLie: the
+## speed |(v, v')| in the Lie algebra, see odeRATTLie).
 ## @item @qcode{"Progress"}
 ## Long runs say how far they are: @qcode{"text"} (one line in the terminal,
 ## rewritten: percent of the span, elapsed time, an estimate of the rest),

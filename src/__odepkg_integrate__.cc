@@ -12,9 +12,8 @@
 #include "binding/ProgressDisplay.h"
 #include "binding/PhaseSpaceChecks.h"
 #include "binding/Settings.h"
-#include "binding/StepDensityCallback.h"
+#include "binding/ReversibleControl.h"
 #include "binding/StepperFactory.h"
-#include "ReversibleIntegrator.hpp"
 #include "ConstraintProjection.hpp"
 
 #include <octave/oct.h>
@@ -173,14 +172,11 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
       }
     // StepControl "reversible": the symmetric stepper under the step
     // density of Hairer and Söderlind 2005 (ReversibleIntegrator.hpp).
-    std::unique_ptr<OctaveStepDensity> density;
-    std::unique_ptr<ReversibleIntegrator> reversible;
+    std::unique_ptr<ReversibleControl> reversible;
     if (s.reversible)
       {
-        if (s.step_density.is_defined ())
-          density = std::make_unique<OctaveStepDensity> (s.step_density, extra, who);
-        reversible = std::make_unique<ReversibleIntegrator> (*stepper, s.integrator, density.get ());
-        reversible->set_events (events.get ());
+        reversible = std::make_unique<ReversibleControl> (*stepper, s, extra, who);
+        reversible->integrator ().set_events (events.get ());
       }
     // "Progress": the loop counts steps and reads the clock every few
     // thousand of them; the display is called at most four times a second.
@@ -189,11 +185,11 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
       {
         progress->attach (integrator);
         if (reversible)
-          progress->attach (*reversible);
+          progress->attach (reversible->integrator ());
       }
     out.init (times(0), times(times.size () - 1), x0);
     const IntegrationResult res
-      = reversible ? reversible->run (times, x0, *observer, [] () { octave_quit (); }, &f0)
+      = reversible ? reversible->integrator ().run (times, x0, *observer, [] () { octave_quit (); }, &f0)
                    : integrator.run (times, x0, *observer, [] () { octave_quit (); }, &f0);
     out.done ();
 
@@ -228,12 +224,7 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     if (reversible)
       {
         octave_scalar_map st = r(2).scalar_map_value ();
-        st.assign ("minstep", reversible->min_step () <= reversible->max_step ()
-                              ? reversible->min_step () : 0.0);
-        st.assign ("maxstep", reversible->max_step ());
-        st.assign ("stepdensityeps", std::abs (reversible->eps ()));
-        if (density)
-          st.assign ("ndensityevals", static_cast<double> (density->calls ()));
+        reversible->add_stats (st);
         r(2) = st;
       }
     return r;

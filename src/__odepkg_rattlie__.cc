@@ -1,7 +1,9 @@
 // __odepkg_rattlie__ — odeRATTLie's whole time loop in one compiled call:
 // RATTLE on a Lie group (Hante's RATTLie), fixed or adaptive steps, output at every
 // step or at requested times, multipliers λ at the output times on request;
-// orders 4 to 10 by the symmetric compositions of Composition/Order.
+// orders 4 to 10 by the symmetric compositions of Composition/Order;
+// StepControl "reversible": steps from a step density (Hairer and Söderlind
+// 2005), by default the speed in the Lie algebra (LieSpeedDensity.hpp).
 #include "EigenConfig.hpp"
 #include "binding/Conversions.h"
 #include "binding/Composition.h"
@@ -13,10 +15,12 @@
 #include "binding/OutputCollector.h"
 #include "binding/OutputGuard.h"
 #include "binding/ProgressDisplay.h"
+#include "binding/ReversibleControl.h"
 #include "binding/Settings.h"
 #include "Integrator.hpp"
 #include "lie/LieGroupCheck.hpp"
 #include "lie/LieInitialData.hpp"
+#include "lie/LieSpeedDensity.hpp"
 #include "lie/RattLie.hpp"
 
 #include <octave/oct.h>
@@ -245,13 +249,31 @@ on the group, projected onto the constraints (deval, Refine).\n\
         events = std::make_unique<EventLocator> (stepper, octave_events->callback (), k);
         integrator.set_events (events.get ());
       }
+    // StepControl "reversible": the (composed) symmetric RATTLie under the
+    // step density of Hairer and Söderlind 2005; the default density is
+    // measured on the group (the embedded y ± δy' of FieldSpeedDensity
+    // leaves it and is not odd in v).
+    std::unique_ptr<lie::LieSpeedDensity> lie_speed;
+    std::unique_ptr<ReversibleControl> reversible;
+    if (s.reversible)
+      {
+        lie_speed = std::make_unique<lie::LieSpeedDensity> (lp);
+        reversible = std::make_unique<ReversibleControl> (stepper, s, extra, who, lie_speed.get ());
+        reversible->integrator ().set_events (events.get ());
+      }
     // "Progress": the loop counts steps and reads the clock every few
     // thousand of them; the display is called at most four times a second.
     std::unique_ptr<ProgressDisplay> progress = ProgressDisplay::from_options (args(3), who);
     if (progress)
-      progress->attach (integrator);
+      {
+        progress->attach (integrator);
+        if (reversible)
+          progress->attach (reversible->integrator ());
+      }
     out.init (times(0), times(times.size () - 1), y0);
-    const IntegrationResult res = integrator.run (times, y0, observer, [] () { octave_quit (); });
+    const IntegrationResult res
+      = reversible ? reversible->integrator ().run (times, y0, observer, [] () { octave_quit (); })
+                   : integrator.run (times, y0, observer, [] () { octave_quit (); });
     out.done ();
 
     if (rattlie.rank_deficiency_seen ())
@@ -262,6 +284,8 @@ on the group, projected onto the constraints (deval, Refine).\n\
     octave_scalar_map st = stats_struct (lp.stats ());
     st.assign ("velocitydependent", rattlie.velocity_dependent ());
     st.assign ("groupdim", static_cast<double> (n));   // read by the driver's monitoring
+    if (reversible)
+      reversible->add_stats (st);
     octave_value_list rv (9);
     rv(0) = out.times ();
     rv(1) = out.states ();

@@ -104,12 +104,8 @@ function reversible_step_control (solver, o)
              solver, solver);
     case "odeSPVI"
       error ("odepkg:unsupportedOption",
-             '%s: StepControl "reversible" is not yet implemented for %s (it is for odeSV, odeVV and odeRATTLE)',
+             '%s: StepControl "reversible" is not yet implemented for %s (it is for odeSV, odeVV, odeRATTLE and odeRATTLie)',
              solver, solver);
-    case "odeRATTLie"
-      error ("odepkg:unsupportedOption",
-             '%s: StepControl "reversible" is not yet available for odeRATTLie: its Lie-group RATTLE is not yet shown symmetric (Phi_{-h} = inverse of Phi_h), which the reversible control needs; use fixed steps (TimeStepSize), the default StepControl "doubling", or odeRATTLE with the group written as constraints g(q) = 0',
-             solver);
     case "odeRATTLE"
       ## Geometric RATTLE is symmetric over a symmetric base method
       ## (McLachlan, Modin, Verdier, Wilkins 2014, Prop. 4.9)

@@ -28,6 +28,11 @@
 using namespace odepkg;
 using namespace odepkg::lie;
 using test::HeavyTop;
+using test::constrained_top;
+using test::constrained_top_energy;
+using test::constrained_top_y0;
+using test::residuals;
+using test::rotating_top;
 using test::quat_to_rot;
 using test::skew;
 
@@ -126,54 +131,6 @@ struct FreeSymmetricTop {
     return std::max((quat_to_rot(y.head(4)) - Mat(R(t))).norm(), (y.tail(3) - Vec(Om(t))).norm());
   }
 };
-
-// ---- the heavy top about its support on S³ × R³ with Φ = x − R(p) X ---------
-// q = [p; x], v = [Ω; ẋ], M = blkdiag(Jc, m I), B = [R X̂, I].
-std::unique_ptr<LieGroupProblem> constrained_top(const HeavyTop& top) {
-  Mat M = Mat::Zero(6, 6);
-  M.topLeftCorner(3, 3) = top.Jc;
-  M.bottomRightCorner(3, 3) = top.mass * Mat::Identity(3, 3);
-  auto lp = std::make_unique<LieGroupProblem>(make_lie_group("S3xR3", 13), M,
-                                              [top](double, const ConstVecRef&, VecRef f) {
-                                                f.head(3).setZero();
-                                                f.tail(3) = -top.mass * top.gvec;
-                                              });
-  lp->set_constraints(
-      3, [top](const ConstVecRef& q, VecRef phi) { phi = q.tail(3) - quat_to_rot(q.head(4)) * top.X; },
-      [top](const ConstVecRef& q, MatRef B) {
-        B.leftCols(3) = quat_to_rot(q.head(4)) * skew(top.X);
-        B.rightCols(3).setIdentity();
-      });
-  return lp;
-}
-
-Vec constrained_top_y0(const HeavyTop& top) {
-  Vec y0(13);
-  y0 << 1, 0, 0, 0, top.X, top.omega0, top.omega0.cross(top.X);
-  return y0;
-}
-
-/// |Φ| and |B v| of a state of constrained_top.
-std::pair<double, double> residuals(const HeavyTop& top, const Vec& y) {
-  const Mat R = quat_to_rot(y.head(4));
-  Mat B(3, 6);
-  B.leftCols(3) = R * skew(top.X);
-  B.rightCols(3).setIdentity();
-  return {(y.segment(4, 3) - R * top.X).lpNorm<Eigen::Infinity>(), (B * y.tail(6)).lpNorm<Eigen::Infinity>()};
-}
-
-double constrained_top_energy(const HeavyTop& top, const Vec& y) {
-  const Vec w = y.segment(7, 3), u = y.tail(3);
-  return 0.5 * w.dot(top.Jc * w) + 0.5 * top.mass * u.squaredNorm() - top.mass * top.gvec.dot(y.segment(4, 3));
-}
-
-// Unconstrained heavy top about the fixed support on S³.
-std::unique_ptr<LieGroupProblem> rotating_top(const HeavyTop& top) {
-  return std::make_unique<LieGroupProblem>(make_lie_group("S3", 7), top.J(),
-                                           [top](double, const ConstVecRef& y, VecRef f) {
-                                             f = top.f_rot(quat_to_rot(y.head(4)));
-                                           });
-}
 
 }  // namespace
 

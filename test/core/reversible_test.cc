@@ -20,6 +20,7 @@
 using namespace odepkg;
 using odepkg::test::Kepler;
 using odepkg::test::Recorder;
+using odepkg::test::energy_per_tenth;
 using odepkg::test::fitted_order;
 using odepkg::test::KeplerDensity;
 using odepkg::test::energy_per_tenth;
