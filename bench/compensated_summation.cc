@@ -8,8 +8,8 @@
 // in each tenth of the run, the final difference of the two runs, and the
 // times.  Built and run by bench/compensated_summation.sh.
 #include "HamiltonianProblem.hpp"
-#include "Integrator.hpp"
-#include "StormerVerlet.hpp"
+#include "loop/Integrator.hpp"
+#include "unconstrained/StormerVerlet.hpp"
 #include "composition/CompositionStepper.hpp"
 #include "composition/CompositionTables.hpp"
 

@@ -5,8 +5,13 @@
 // Kepler, Störmer–Verlet explicit, C++ field (cheap, so the loop's own work
 // shows): fixed steps with every step output, and adaptive steps.
 #include "HamiltonianProblem.hpp"
+#if __has_include("loop/Integrator.hpp")
+#include "loop/Integrator.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#else  // a baseline commit from before the core's folders (loop_overhead.sh BASE)
 #include "Integrator.hpp"
 #include "StormerVerlet.hpp"
+#endif
 
 #include <cmath>
 #include <cstdio>

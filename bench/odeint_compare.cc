@@ -13,9 +13,9 @@
 // Odeint is only run here (the cases without ODEPKG_WITH_ODEINT print
 // "unavailable"), never copied into the core.
 #include "HamiltonianProblem.hpp"
-#include "Integrator.hpp"
-#include "StormerVerlet.hpp"
-#include "VelocityVerlet.hpp"
+#include "loop/Integrator.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 #include "composition/CompositionStepper.hpp"
 
 #ifdef ODEPKG_WITH_ODEINT

@@ -17,7 +17,7 @@
 #include "binding/ProgressDisplay.h"
 #include "binding/ReversibleControl.h"
 #include "binding/Settings.h"
-#include "Integrator.hpp"
+#include "loop/Integrator.hpp"
 #include "lie/LieGroupCheck.hpp"
 #include "lie/LieInitialData.hpp"
 #include "lie/LieSpeedDensity.hpp"

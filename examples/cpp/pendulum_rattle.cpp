@@ -9,8 +9,8 @@
 // Build against an installed core:
 //   cmake -S examples/cpp -B build/example -DCMAKE_PREFIX_PATH=<prefix>
 //   cmake --build build/example && build/example/pendulum_rattle [steps]
-#include <odepkg/core/Rattle.hpp>
-#include <odepkg/core/Integrator.hpp>
+#include <odepkg/core/constrained/Rattle.hpp>
+#include <odepkg/core/loop/Integrator.hpp>
 
 #include <algorithm>
 #include <chrono>

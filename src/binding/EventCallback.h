@@ -5,7 +5,7 @@
 #ifndef ODEPKG_BINDING_EVENT_CALLBACK_H
 #define ODEPKG_BINDING_EVENT_CALLBACK_H
 
-#include "EventLocator.hpp"
+#include "loop/EventLocator.hpp"
 
 #include <octave/oct.h>
 #include <octave/parse.h>

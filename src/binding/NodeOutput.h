@@ -5,8 +5,8 @@
 #ifndef ODEPKG_BINDING_NODE_OUTPUT_H
 #define ODEPKG_BINDING_NODE_OUTPUT_H
 
-#include "Integrator.hpp"
-#include "SpectralVariational.hpp"
+#include "loop/Integrator.hpp"
+#include "unconstrained/SpectralVariational.hpp"
 
 namespace odepkg::binding {
 

@@ -3,7 +3,7 @@
 #ifndef ODEPKG_BINDING_OUTPUT_COLLECTOR_H
 #define ODEPKG_BINDING_OUTPUT_COLLECTOR_H
 
-#include "Integrator.hpp"
+#include "loop/Integrator.hpp"
 #include "OutputGuard.h"
 #include "Settings.h"
 

@@ -8,8 +8,8 @@
 #ifndef ODEPKG_BINDING_PROGRESS_DISPLAY_H
 #define ODEPKG_BINDING_PROGRESS_DISPLAY_H
 
-#include "Integrator.hpp"
-#include "ProgressMeter.hpp"
+#include "loop/Integrator.hpp"
+#include "loop/ProgressMeter.hpp"
 
 #include <octave/oct.h>
 #include <octave/parse.h>

@@ -6,7 +6,7 @@
 #ifndef ODEPKG_BINDING_REVERSIBLE_CONTROL_H
 #define ODEPKG_BINDING_REVERSIBLE_CONTROL_H
 
-#include "ReversibleIntegrator.hpp"
+#include "loop/ReversibleIntegrator.hpp"
 #include "Settings.h"
 #include "StepDensityCallback.h"
 

@@ -4,7 +4,7 @@
 #ifndef ODEPKG_BINDING_SETTINGS_H
 #define ODEPKG_BINDING_SETTINGS_H
 
-#include "Integrator.hpp"
+#include "loop/Integrator.hpp"
 #include "NewtonSolver.hpp"
 #include "composition/CompositionTables.hpp"
 #include "OctaveCallbacks.h"

@@ -6,7 +6,7 @@
 #define ODEPKG_BINDING_STEP_DENSITY_CALLBACK_H
 
 #include "OctaveCallbacks.h"
-#include "ReversibleStepDensity.hpp"
+#include "loop/ReversibleStepDensity.hpp"
 
 #include <cmath>
 #include <string>

@@ -3,13 +3,13 @@
 #define ODEPKG_BINDING_STEPPER_FACTORY_H
 
 #include "OctaveCallbacks.h"
-#include "Rattle.hpp"
+#include "constrained/Rattle.hpp"
 #include "constrained/GeometricRattle.hpp"
 #include "Settings.h"
-#include "SpectralVariational.hpp"
-#include "StormerVerlet.hpp"
-#include "SymplecticEuler.hpp"
-#include "VelocityVerlet.hpp"
+#include "unconstrained/SpectralVariational.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/SymplecticEuler.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 #include "Composition.h"
 
 #include <memory>

@@ -5,7 +5,7 @@
 #ifndef ODEPKG_TEST_REVERSIBLE_TEST_HELPERS_HPP
 #define ODEPKG_TEST_REVERSIBLE_TEST_HELPERS_HPP
 
-#include "ReversibleIntegrator.hpp"
+#include "loop/ReversibleIntegrator.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 #define ODEPKG_TEST_PROBLEMS_HPP
 
 #include "HamiltonianProblem.hpp"
-#include "Integrator.hpp"
+#include "loop/Integrator.hpp"
 
 #include <cmath>
 #include <ostream>

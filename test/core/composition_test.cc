@@ -7,13 +7,13 @@
 // heap allocation per step.
 #define EIGEN_RUNTIME_NO_MALLOC  // before Eigen is first included (EigenConfig.hpp)
 
-#include "Integrator.hpp"
-#include "Rattle.hpp"
-#include "StepDoubling.hpp"
-#include "StormerVerlet.hpp"
-#include "SymplecticEuler.hpp"
+#include "loop/Integrator.hpp"
+#include "constrained/Rattle.hpp"
+#include "loop/StepDoubling.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/SymplecticEuler.hpp"
 #include "TestProblems.hpp"
-#include "VelocityVerlet.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 #include "composition/CompositionStepper.hpp"
 #include "composition/CompositionTables.hpp"
 

@@ -1,14 +1,14 @@
 // controller_test.cc — error control pieces: ErrorNorm (ode45's AbsRel_norm),
 // StepSizeController (Hairer, Nørsett & Wanner I, §II.4), initial_step
 // (HNW I §II.4 / ode45's starting_stepsize) and StepDoubling.
-#include "ErrorNorm.hpp"
-#include "InitialStep.hpp"
-#include "StepDoubling.hpp"
-#include "StepSizeController.hpp"
-#include "StormerVerlet.hpp"
-#include "SymplecticEuler.hpp"
+#include "loop/ErrorNorm.hpp"
+#include "loop/InitialStep.hpp"
+#include "loop/StepDoubling.hpp"
+#include "loop/StepSizeController.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/SymplecticEuler.hpp"
 #include "TestProblems.hpp"
-#include "VelocityVerlet.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 
 #include <gtest/gtest.h>
 

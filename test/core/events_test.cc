@@ -1,9 +1,9 @@
 // events_test.cc — EventLocator: crossings of the harmonic oscillator found
 // at the method's own states, in time order, with direction and terminal
 // semantics as ode45, for fixed and adaptive steps.
-#include "EventLocator.hpp"
-#include "Integrator.hpp"
-#include "StormerVerlet.hpp"
+#include "loop/EventLocator.hpp"
+#include "loop/Integrator.hpp"
+#include "unconstrained/StormerVerlet.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>

@@ -17,8 +17,8 @@
 #include "constrained/GeometricRattle.hpp"
 #include "constrained/StructureChecks.hpp"
 #include "ConstraintProjection.hpp"
-#include "Integrator.hpp"
-#include "Rattle.hpp"
+#include "loop/Integrator.hpp"
+#include "constrained/Rattle.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>

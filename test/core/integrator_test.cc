@@ -1,11 +1,11 @@
 // integrator_test.cc — the integration loop of Integrator.hpp: fixed steps,
 // adaptive steps (step doubling + StepSizeController), output at requested
 // times, the observer, failures and their partial results.
-#include "Integrator.hpp"
-#include "StormerVerlet.hpp"
-#include "SymplecticEuler.hpp"
+#include "loop/Integrator.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/SymplecticEuler.hpp"
 #include "TestProblems.hpp"
-#include "VelocityVerlet.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 // once per panel, and a poll that throws must leave the core through every
 // layer — LU, Newton, stepper, integration loop — as the host's exception.
 #include "InterruptibleLU.hpp"
-#include "Integrator.hpp"
-#include "SpectralVariational.hpp"
+#include "loop/Integrator.hpp"
+#include "unconstrained/SpectralVariational.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,10 +6,10 @@
 // (AffineVelocity.hpp, d > kDenseMax) keeps one call of f per step, and a
 // kinetic energy whose A = T_pp is not diagonal is detected and stepped the
 // two-call way, equal to a plain Störmer–Verlet loop.
-#include "AffineVelocity.hpp"
-#include "StormerVerlet.hpp"
-#include "SymplecticEuler.hpp"
-#include "VelocityVerlet.hpp"
+#include "unconstrained/AffineVelocity.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/SymplecticEuler.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 
 #include <gtest/gtest.h>
 

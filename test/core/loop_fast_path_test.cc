@@ -3,10 +3,10 @@
 // that replaced Eigen's block checks, and the NaN/overflow checks the loop
 // now leaves to the steppers that make them.
 #include "Finite.hpp"
-#include "Integrator.hpp"
-#include "StormerVerlet.hpp"
+#include "loop/Integrator.hpp"
+#include "unconstrained/StormerVerlet.hpp"
 #include "TestProblems.hpp"
-#include "VelocityVerlet.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 #include "composition/CompositionStepper.hpp"
 
 #include <gtest/gtest.h>

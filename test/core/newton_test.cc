@@ -1,7 +1,7 @@
 // newton_test.cc — NewtonSolver (NewtonSolver.hpp) and ImplicitStage
 // (ImplicitStage.hpp): convergence rate, reuse of the LU factorization,
 // failures reported as statuses, the iteration budget.
-#include "ImplicitStage.hpp"
+#include "unconstrained/ImplicitStage.hpp"
 #include "NewtonSolver.hpp"
 #include "TestProblems.hpp"  // PrintTo(StepStatus)
 

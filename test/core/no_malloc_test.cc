@@ -5,12 +5,12 @@
 // EigenConfig.hpp turns into an odepkg::EigenAssertion exception.
 #define EIGEN_RUNTIME_NO_MALLOC  // before Eigen is first included (EigenConfig.hpp)
 
-#include "Integrator.hpp"
-#include "StepDoubling.hpp"
-#include "StormerVerlet.hpp"
-#include "SymplecticEuler.hpp"
+#include "loop/Integrator.hpp"
+#include "loop/StepDoubling.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/SymplecticEuler.hpp"
 #include "TestProblems.hpp"  // PrintTo(StepStatus)
-#include "VelocityVerlet.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,9 +4,9 @@
 // t = tf, the clock read every few thousand cheap steps rather than every
 // step, and no heap allocation per step (counted by this binary's own
 // operator new).
-#include "Integrator.hpp"
-#include "ProgressMeter.hpp"
-#include "StormerVerlet.hpp"
+#include "loop/Integrator.hpp"
+#include "loop/ProgressMeter.hpp"
+#include "unconstrained/StormerVerlet.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // Tests of RATTLE / SHAKE (Rattle.hpp) and of ConstraintProjection.hpp.
 #define EIGEN_RUNTIME_NO_MALLOC  // for the no-allocation test; off by default
 #include "ConstraintProjection.hpp"
-#include "Integrator.hpp"
-#include "Rattle.hpp"
+#include "loop/Integrator.hpp"
+#include "constrained/Rattle.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>

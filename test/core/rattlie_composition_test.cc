@@ -10,7 +10,7 @@
 #include "EigenConfig.hpp"
 #include <Eigen/Geometry>
 
-#include "Integrator.hpp"
+#include "loop/Integrator.hpp"
 #include "LieTestProblems.hpp"
 #include "TestProblems.hpp"
 #include "composition/CompositionStepper.hpp"

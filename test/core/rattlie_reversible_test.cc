@@ -8,9 +8,9 @@
 #include "EigenConfig.hpp"
 #include <Eigen/Geometry>
 
-#include "Integrator.hpp"
+#include "loop/Integrator.hpp"
 #include "LieTestProblems.hpp"
-#include "ReversibleIntegrator.hpp"
+#include "loop/ReversibleIntegrator.hpp"
 #include "ReversibleTestHelpers.hpp"
 #include "TestProblems.hpp"
 #include "composition/CompositionStepper.hpp"

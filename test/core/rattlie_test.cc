@@ -7,8 +7,8 @@
 #include "EigenConfig.hpp"
 #include <Eigen/Geometry>
 
-#include "Integrator.hpp"
-#include "Rattle.hpp"
+#include "loop/Integrator.hpp"
+#include "constrained/Rattle.hpp"
 #include "LieTestProblems.hpp"
 #include "TestProblems.hpp"
 #include "lie/LieGroupFactory.hpp"

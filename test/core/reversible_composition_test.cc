@@ -3,10 +3,10 @@
 // Söderlind 2005: the composed map is symmetric, so the (y, rho) map is too;
 // the density sets only the step sequence, each step is the composed
 // method's, so the error at a fixed time falls as eps^p for order p.
-#include "ReversibleIntegrator.hpp"
+#include "loop/ReversibleIntegrator.hpp"
 #include "ReversibleTestHelpers.hpp"
-#include "Rattle.hpp"
-#include "StormerVerlet.hpp"
+#include "constrained/Rattle.hpp"
+#include "unconstrained/StormerVerlet.hpp"
 #include "TestProblems.hpp"
 #include "composition/CompositionStepper.hpp"
 #include "composition/CompositionTables.hpp"

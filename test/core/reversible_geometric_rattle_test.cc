@@ -4,8 +4,8 @@
 // Söderlind 2005 may wrap it.  Problem: S^3 with a linear potential (their
 // Sect. 5.4.2), g = |q|^2 + |p|^2 - 1, H = |p|^2/2 + q_2, and a nonlinear
 // force added (H + q_1^4/4) so that the base methods differ.
-#include "EventLocator.hpp"
-#include "ReversibleIntegrator.hpp"
+#include "loop/EventLocator.hpp"
+#include "loop/ReversibleIntegrator.hpp"
 #include "ReversibleTestHelpers.hpp"
 #include "TestProblems.hpp"
 #include "constrained/FibreMap.hpp"

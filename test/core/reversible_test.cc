@@ -1,13 +1,13 @@
 // Tests of the time-reversible step control (ReversibleStepDensity.hpp,
 // ReversibleIntegrator.hpp; Hairer and Söderlind 2005).
-#include "Integrator.hpp"
-#include "Rattle.hpp"
-#include "ReversibleIntegrator.hpp"
-#include "StormerVerlet.hpp"
-#include "SymplecticEuler.hpp"
+#include "loop/Integrator.hpp"
+#include "constrained/Rattle.hpp"
+#include "loop/ReversibleIntegrator.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/SymplecticEuler.hpp"
 #include "ReversibleTestHelpers.hpp"
 #include "TestProblems.hpp"
-#include "VelocityVerlet.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 
 #include <gtest/gtest.h>
 

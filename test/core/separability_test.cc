@@ -3,10 +3,10 @@
 // before the first step and during the run, never trusted (an explicit
 // Störmer–Verlet step on a non-separable H is not Störmer–Verlet, Hairer,
 // Lubich, Wanner, "Geometric Numerical Integration", (VI.3.4)).
-#include "Integrator.hpp"
-#include "SeparabilityProbe.hpp"
-#include "StormerVerlet.hpp"
-#include "SymplecticEuler.hpp"
+#include "loop/Integrator.hpp"
+#include "unconstrained/SeparabilityProbe.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/SymplecticEuler.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 // counts it makes the steps crawl (814 steps where RATTLE took 12).  The
 // estimate without it follows RATTLE's step count, and the positions keep
 // the accuracy asked for.
-#include "Integrator.hpp"
-#include "Rattle.hpp"
+#include "loop/Integrator.hpp"
+#include "constrained/Rattle.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>

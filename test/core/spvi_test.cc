@@ -1,10 +1,10 @@
 // spvi_test.cc — Gauss–Legendre tables and the spectral variational
-// integrator (odeSPVI; Hall & Leok 2015) of src/core/SpectralVariational.hpp.
+// integrator (odeSPVI; Hall & Leok 2015) of src/core/unconstrained/SpectralVariational.hpp.
 #define EIGEN_RUNTIME_NO_MALLOC  // for the no-allocation test; off by default
 
-#include "GaussLegendre.hpp"
-#include "Integrator.hpp"
-#include "SpectralVariational.hpp"
+#include "unconstrained/GaussLegendre.hpp"
+#include "loop/Integrator.hpp"
+#include "unconstrained/SpectralVariational.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>

@@ -4,10 +4,10 @@
 // Numerical Integration (HLW), Thm VI.3.3 (symplectic Euler, order 1,
 // symplectic), (VI.3.4) (Störmer–Verlet, order 2, symmetric, symplectic) and
 // Thm IX.8.1 (energy of a symplectic method: error O(h^p), no drift).
-#include "StormerVerlet.hpp"
-#include "SymplecticEuler.hpp"
+#include "unconstrained/StormerVerlet.hpp"
+#include "unconstrained/SymplecticEuler.hpp"
 #include "TestProblems.hpp"
-#include "VelocityVerlet.hpp"
+#include "unconstrained/VelocityVerlet.hpp"
 
 #include <gtest/gtest.h>
 

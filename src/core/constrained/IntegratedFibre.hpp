@@ -16,7 +16,7 @@
 #ifndef ODEPKG_CONSTRAINED_INTEGRATED_FIBRE_HPP
 #define ODEPKG_CONSTRAINED_INTEGRATED_FIBRE_HPP
 
-#include "GaussLegendre.hpp"
+#include "unconstrained/GaussLegendre.hpp"
 #include "constrained/FibreMap.hpp"
 
 #include <algorithm>

@@ -23,9 +23,9 @@
 #ifndef ODEPKG_CONSTRAINED_SEPARABLE_RATTLE_HPP
 #define ODEPKG_CONSTRAINED_SEPARABLE_RATTLE_HPP
 
-#include "AffineVelocity.hpp"
+#include "unconstrained/AffineVelocity.hpp"
 #include "ConstraintProjection.hpp"
-#include "SeparabilityProbe.hpp"
+#include "unconstrained/SeparabilityProbe.hpp"
 #include "Stepper.hpp"
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/RattleState.hpp"

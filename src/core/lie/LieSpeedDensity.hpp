@@ -15,7 +15,7 @@
 #ifndef ODEPKG_LIE_LIE_SPEED_DENSITY_HPP
 #define ODEPKG_LIE_LIE_SPEED_DENSITY_HPP
 
-#include "../ReversibleStepDensity.hpp"
+#include "loop/ReversibleStepDensity.hpp"
 #include "LieGroupProblem.hpp"
 
 #include <algorithm>

@@ -11,9 +11,9 @@
 #ifndef ODEPKG_SYMPLECTIC_EULER_HPP
 #define ODEPKG_SYMPLECTIC_EULER_HPP
 
-#include "AffineVelocity.hpp"
-#include "ImplicitStage.hpp"
-#include "SeparabilityProbe.hpp"
+#include "unconstrained/AffineVelocity.hpp"
+#include "unconstrained/ImplicitStage.hpp"
+#include "unconstrained/SeparabilityProbe.hpp"
 #include "Stepper.hpp"
 
 namespace odepkg {

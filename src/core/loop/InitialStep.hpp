@@ -3,7 +3,7 @@
 #ifndef ODEPKG_INITIAL_STEP_HPP
 #define ODEPKG_INITIAL_STEP_HPP
 
-#include "ErrorNorm.hpp"
+#include "loop/ErrorNorm.hpp"
 #include "HamiltonianProblem.hpp"
 
 #include <algorithm>

@@ -31,10 +31,10 @@
 #ifndef ODEPKG_REVERSIBLE_INTEGRATOR_HPP
 #define ODEPKG_REVERSIBLE_INTEGRATOR_HPP
 
-#include "InitialStep.hpp"
-#include "Integrator.hpp"
-#include "ReversibleStepDensity.hpp"
-#include "StepDoubling.hpp"
+#include "loop/InitialStep.hpp"
+#include "loop/Integrator.hpp"
+#include "loop/ReversibleStepDensity.hpp"
+#include "loop/StepDoubling.hpp"
 #include "Stepper.hpp"
 
 #include <algorithm>

@@ -5,13 +5,13 @@
 #ifndef ODEPKG_INTEGRATOR_HPP
 #define ODEPKG_INTEGRATOR_HPP
 
-#include "ErrorNorm.hpp"
-#include "EventLocator.hpp"
+#include "loop/ErrorNorm.hpp"
+#include "loop/EventLocator.hpp"
 #include "Finite.hpp"
-#include "InitialStep.hpp"
-#include "ProgressMeter.hpp"
-#include "StepDoubling.hpp"
-#include "StepSizeController.hpp"
+#include "loop/InitialStep.hpp"
+#include "loop/ProgressMeter.hpp"
+#include "loop/StepDoubling.hpp"
+#include "loop/StepSizeController.hpp"
 #include "Stepper.hpp"
 
 #include <cmath>

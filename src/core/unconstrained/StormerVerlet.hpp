@@ -22,11 +22,11 @@
 #ifndef ODEPKG_STORMER_VERLET_HPP
 #define ODEPKG_STORMER_VERLET_HPP
 
-#include "AffineVelocity.hpp"
-#include "CompensatedSum.hpp"
+#include "unconstrained/AffineVelocity.hpp"
+#include "unconstrained/CompensatedSum.hpp"
 #include "Finite.hpp"
-#include "ImplicitStage.hpp"
-#include "SeparabilityProbe.hpp"
+#include "unconstrained/ImplicitStage.hpp"
+#include "unconstrained/SeparabilityProbe.hpp"
 #include "Stepper.hpp"
 
 namespace odepkg {

@@ -79,7 +79,7 @@
 #ifndef ODEPKG_SPECTRAL_VARIATIONAL_HPP
 #define ODEPKG_SPECTRAL_VARIATIONAL_HPP
 
-#include "GaussLegendre.hpp"
+#include "unconstrained/GaussLegendre.hpp"
 #include "NewtonSolver.hpp"
 #include "Stepper.hpp"
 

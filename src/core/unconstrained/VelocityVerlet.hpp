@@ -11,7 +11,7 @@
 #ifndef ODEPKG_VELOCITY_VERLET_HPP
 #define ODEPKG_VELOCITY_VERLET_HPP
 
-#include "CompensatedSum.hpp"
+#include "unconstrained/CompensatedSum.hpp"
 #include "Finite.hpp"
 #include "Stepper.hpp"
 
