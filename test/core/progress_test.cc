@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -60,10 +62,14 @@ struct Counter : Observer {
 
 /// Keeps the reports in storage reserved up front.
 struct Reports {
-  std::vector<ProgressReport> r;
+  std::vector<ProgressReport> r;  // the first 1000 reports (the callback does not allocate)
+  ProgressReport last;            // and always the last one, with the count of all
+  long count = 0;
   Reports() { r.reserve(1000); }
   ProgressMeter::Callback callback() {
     return [this](const ProgressReport& p) {
+      ++count;
+      last = p;
       if (r.size() < r.capacity()) r.push_back(p);
     };
   }
@@ -172,13 +178,15 @@ TEST(ProgressMeter, IntegratorReportsUpToTheEnd) {
     const IntegrationResult res = I.run(span(0.0, 200.0), x0, c);
     const double wall = seconds_since(begin);
     ASSERT_EQ(res.outcome, IntegrationResult::Outcome::Completed);
-    ASSERT_GE(rec.r.size(), 1u);
-    EXPECT_TRUE(rec.r.back().done);
-    EXPECT_EQ(rec.r.back().t, 200.0);
-    EXPECT_EQ(rec.r.back().t0, 0.0);
-    EXPECT_EQ(rec.r.back().tf, 200.0);
-    EXPECT_LE(static_cast<double>(rec.r.size()), wall / 0.001 + 1.0);
-    for (size_t i = 0; i + 1 < rec.r.size(); ++i) {
+    // a slow run (valgrind: 20 s) makes more reports than are stored
+    ASSERT_GE(rec.count, 1);
+    EXPECT_TRUE(rec.last.done);
+    EXPECT_EQ(rec.last.t, 200.0);
+    EXPECT_EQ(rec.last.t0, 0.0);
+    EXPECT_EQ(rec.last.tf, 200.0);
+    EXPECT_LE(static_cast<double>(rec.count), wall / 0.001 + 1.0);
+    const size_t before_last = std::min<size_t>(rec.r.size(), static_cast<size_t>(rec.count - 1));
+    for (size_t i = 0; i < before_last; ++i) {
       EXPECT_FALSE(rec.r[i].done);
       EXPECT_GT(rec.r[i].t, 0.0);
       EXPECT_LT(rec.r[i].t, 200.0);
