@@ -28,6 +28,7 @@
 #include "unconstrained/ImplicitStage.hpp"
 #include "unconstrained/SeparabilityProbe.hpp"
 #include "Stepper.hpp"
+#include "unconstrained/ClosingHalfKick.hpp"
 
 namespace odepkg {
 
@@ -197,19 +198,7 @@ class StormerVerlet final : public Stepper {
     const int d = problem_.dim();
     const double half = 0.5 * h;
     const double* y = y_.data();
-    const double* f1 = work_.data() + d;
-    double* force = to.force.data();
-    double* x1 = to.x.data();
-    double zero = 0.0;  // to.x's finiteness, as all_finite (Finite.hpp)
-    for (int i = 0; i < d; ++i) {
-      force[i] = f1[i];
-      x1[i] = y[i];
-      x1[d + i] = y[d + i] + half * f1[i];
-      zero += x1[i] * 0.0;
-      zero += x1[d + i] * 0.0;
-    }
-    to.has_force = true;
-    return zero == 0.0 ? StepStatus::Success : StepStatus::NonFinite;
+    return closing_half_kick(y, work_.data() + d, half, d, to);
   }
 
   /// Probe at (t, y_), work_ = f(t, y_) (2 calls); a coupling ends the run.

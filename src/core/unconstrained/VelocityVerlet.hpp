@@ -14,6 +14,7 @@
 #include "unconstrained/CompensatedSum.hpp"
 #include "Finite.hpp"
 #include "Stepper.hpp"
+#include "unconstrained/ClosingHalfKick.hpp"
 
 namespace odepkg {
 
@@ -57,19 +58,7 @@ class VelocityVerlet final : public Stepper {
     }
     to.t = from.t + h;
     if (!problem_.field(to.t, y_view_, work_view_)) return StepStatus::NonFinite;
-    const double* a1 = work_.data() + d;
-    double* force = to.force.data();
-    double* x1 = to.x.data();
-    double zero = 0.0;  // to.x's finiteness, as all_finite (Finite.hpp), in the same pass
-    for (int i = 0; i < d; ++i) {
-      force[i] = a1[i];
-      x1[i] = y[i];
-      x1[d + i] = y[d + i] + half * a1[i];
-      zero += x1[i] * 0.0;
-      zero += x1[d + i] * 0.0;
-    }
-    to.has_force = true;
-    return zero == 0.0 ? StepStatus::Success : StepStatus::NonFinite;
+    return closing_half_kick(y, work_.data() + d, half, d, to);
   }
 
  private:
