@@ -642,6 +642,82 @@ endfunction
 %! text (0.03*T, 9e-4, sprintf ("reversible, rho = |q|^{-3/2}, RelTol 1e-6: %d steps", n), "color", blue);
 %! title (sprintf ("Kepler e = %.1f, %d orbits: energy error per orbit", e, N));
 
+%!demo
+%! ## Poincare section of the Henon-Heiles system (Henon and Heiles 1964;
+%! ## Hairer, Lubich, Wanner, GNI, Sect. I.3), H = |p|^2/2 + |q|^2/2 +
+%! ## q1^2 q2 - q2^3/3 at E = 1/8: about 300 orbits started on the section
+%! ## q1 = 0 (a grid of (q2, p2) inside the energy curve, p1 > 0 from H = E),
+%! ## integrated to t = 300 in one ensemble call (Y0 4-by-K, f and the event
+%! ## function vectorised over the columns), McLachlan's order-4 composition
+%! ## at h = 0.1.  Each dot is a crossing of q1 = 0 with p1 > 0 (event q1,
+%! ## direction +1, not terminal).  What to see: regular orbits draw closed
+%! ## curves, the islands around four elliptic fixed points; between them
+%! ## orbits that scatter their dots over a whole region, the chaotic sea.
+%! E = 1/8;
+%! f = @(t, Y) [Y(3:4,:); -Y(1,:) .* (1 + 2*Y(2,:)); Y(2,:).^2 - Y(1,:).^2 - Y(2,:)];
+%! crossing = @(t, Y) deal (Y(1,:), false, 1);      # q1 = 0 upwards: p1 > 0
+%! [q2, p2] = meshgrid (linspace (-0.42, 0.68, 22), linspace (-0.52, 0.52, 21));
+%! r = 2*E - p2.^2 - q2.^2 + 2*q2.^3/3;             # p1^2 on the section
+%! in = r > 1e-3;
+%! Y0 = [zeros(1, nnz (in)); q2(in).'; sqrt(r(in)).'; p2(in).'];
+%! o = odepkgset ("Explicit", "yes", "Composition", "McLachlan4", "TimeStepSize", 0.1,
+%!                "Events", crossing);
+%! T = 300;  K = columns (Y0);
+%! tic ();
+%! ye = cell (1, K);
+%! for k = 1:K
+%!   [~, ~, ~, ye{k}] = odeSV (f, [0 T], Y0(:,k), o);
+%! endfor
+%! tc = toc ();
+%! Ye = vertcat (ye{:});
+%! qb = linspace (-0.4, 0.68, 400);  pb = 2*E - qb.^2 + 2*qb.^3/3;
+%! qb = qb(pb >= 0);  pb = sqrt (pb(pb >= 0));      # the energy curve p1 = 0
+%! plot (Ye(:,2), Ye(:,4), ".", "markersize", 2, "color", [0 0.447 0.741], ...
+%!       [qb, fliplr(qb)], [pb, -fliplr(pb)], "k-");
+%! axis equal;  axis ([-0.45 0.75 -0.55 0.55]);  xlabel ("q_2");  ylabel ("p_2");
+%! title (sprintf ("Henon-Heiles, E = 1/8: section q_1 = 0, p_1 > 0 of %d orbits to t = %d (%d crossings, %.1f s)",
+%!                 K, T, rows (Ye), tc));
+%!test
+%! ## The demo's Poincare section, checked independently on 6 members to
+%! ## t = 20 (one ensemble call each at h = 0.1 and 0.05): every crossing is
+%! ## on the section (|q1| <= 1e-10) upwards (p1 > 0), in (0, T] and in
+%! ## order; H at the crossings is E = 1/8 to the order-4 method's error
+%! ## (<= 2e-7 at h = 0.1, at least 10 times less at h/2); and ode45 at
+%! ## RelTol 1e-11 finds as many crossings, at the same times and states
+%! ## (1e-5; ode45 also reports the start on the section, t = 0, left out).
+%! E = 1/8;
+%! f = @(t, Y) [Y(3:4,:); -Y(1,:) .* (1 + 2*Y(2,:)); Y(2,:).^2 - Y(1,:).^2 - Y(2,:)];
+%! H = @(y) sum (y(:,3:4).^2, 2)/2 + sum (y(:,1:2).^2, 2)/2 + y(:,1).^2 .* y(:,2) - y(:,2).^3/3;
+%! q2 = [-0.3, -0.1, 0.1, 0.3, 0.5, 0.6];  p2 = [0, 0.3, 0.1, -0.3, 0, 0.05];
+%! Y0 = [zeros(1, 6); q2; sqrt(2*E - p2.^2 - q2.^2 + 2*q2.^3/3); p2];
+%! T = 20;  K = columns (Y0);  dH = [0 0];  h = [0.1 0.05];
+%! for i = 1:2
+%!   o = odepkgset ("Explicit", "yes", "Composition", "McLachlan4", "TimeStepSize", h(i),
+%!                  "Events", @(t, Y) deal (Y(1,:), false, 1));
+%!   te = cell (1, K);  ye = te;
+%!   for k = 1:K
+%!     [~, ~, te{k}, ye{k}] = odeSV (f, [0 T], Y0(:,k), o);
+%!   endfor
+%!   for k = 1:K
+%!     assert (numel (te{k}) >= 2);
+%!     assert (all (te{k} > 0 & te{k} <= T) && all (diff (te{k}) > 0));
+%!     assert (max (abs (ye{k}(:,1))) <= 1e-10);
+%!     assert (all (ye{k}(:,3) > 0));
+%!     dH(i) = max (dH(i), max (abs (H (ye{k}) - E)));
+%!   endfor
+%! endfor
+%! assert (dH(1) <= 2e-7);
+%! assert (dH(2) <= dH(1) / 10);
+%! oo = odeset ("RelTol", 1e-11, "AbsTol", 1e-11);
+%! for k = 1:K
+%!   [~, ~, t45] = ode45 (f, [0 T], Y0(:,k), odeset (oo, "Events", @(t, y) deal (y(1), false, 1)));
+%!   t45 = t45(t45 > 0);
+%!   assert (numel (t45), numel (te{k}));
+%!   assert (t45(:), te{k}(:), 1e-5);
+%!   [~, y45] = ode45 (f, [0; te{k}(:)], Y0(:,k), oo);
+%!   assert (y45(2:end,:), ye{k}, 1e-5);
+%! endfor
+
 %!function dx = counted_oscillator (t, x)
 %!  global odepkg_sv_calls
 %!  odepkg_sv_calls += 1;
