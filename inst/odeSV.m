@@ -647,36 +647,53 @@ endfunction
 %! ## Hairer, Lubich, Wanner, GNI, Sect. I.3), H = |p|^2/2 + |q|^2/2 +
 %! ## q1^2 q2 - q2^3/3 at E = 1/8: about 300 orbits started on the section
 %! ## q1 = 0 (a grid of (q2, p2) inside the energy curve, p1 > 0 from H = E),
-%! ## integrated to t = 300 in one ensemble call (Y0 4-by-K, f and the event
-%! ## function vectorised over the columns), McLachlan's order-4 composition
-%! ## at h = 0.1.  Each dot is a crossing of q1 = 0 with p1 > 0 (event q1,
-%! ## direction +1, not terminal).  What to see: regular orbits draw closed
-%! ## curves, the islands around four elliptic fixed points; between them
-%! ## orbits that scatter their dots over a whole region, the chaotic sea.
+%! ## each with a neighbour 1e-8 away, integrated to t = 300 in one ensemble
+%! ## call (Y0 4-by-K, f and the event function vectorised over the columns;
+%! ## McLachlan's order-4 composition at h = 0.1).  Each dot is a crossing of
+%! ## q1 = 0 with p1 > 0 (event q1, direction +1, not terminal).  What to
+%! ## see: regular orbits (blue: the neighbour stays close) draw closed
+%! ## curves, the islands around the fixed points of the section map; the
+%! ## chaotic ones (grey: the neighbour separates exponentially) scatter
+%! ## their dots over the sea between the islands.
 %! E = 1/8;
 %! f = @(t, Y) [Y(3:4,:); -Y(1,:) .* (1 + 2*Y(2,:)); Y(2,:).^2 - Y(1,:).^2 - Y(2,:)];
+%! H = @(y) sum (y.^2, 2) / 2 + y(:,1).^2 .* y(:,2) - y(:,2).^3 / 3;   # rows [q1 q2 p1 p2]
 %! crossing = @(t, Y) deal (Y(1,:), false, 1);      # q1 = 0 upwards: p1 > 0
 %! [q2, p2] = meshgrid (linspace (-0.42, 0.68, 22), linspace (-0.52, 0.52, 21));
 %! r = 2*E - p2.^2 - q2.^2 + 2*q2.^3/3;             # p1^2 on the section
 %! in = r > 1e-3;
 %! Y0 = [zeros(1, nnz (in)); q2(in).'; sqrt(r(in)).'; p2(in).'];
+%! K = columns (Y0);  T = 300;
+%! Y0 = [Y0, Y0 + [0; 1e-8; 0; 0]];                 # each orbit and its neighbour
 %! o = odepkgset ("Explicit", "yes", "Composition", "McLachlan4", "TimeStepSize", 0.1,
 %!                "Events", crossing);
-%! T = 300;  K = columns (Y0);
 %! tic ();
-%! ye = cell (1, K);
-%! for k = 1:K
-%!   [~, ~, ~, ye{k}] = odeSV (f, [0 T], Y0(:,k), o);
+%! ye = cell (1, 2*K);  yT = zeros (4, 2*K);
+%! for k = 1:2*K
+%!   [~, yk, ~, ye{k}] = odeSV (f, [0 T/2 T], Y0(:,k), o);
+%!   yT(:,k) = yk(end,:).';
 %! endfor
 %! tc = toc ();
-%! Ye = vertcat (ye{:});
+%! chaotic = sqrt (sum ((yT(:,1:K) - yT(:,K+1:end)).^2, 1)) > 1e-5;
+%! Yc = vertcat (ye{find(chaotic)});  Yr = vertcat (ye{find(! chaotic)});
 %! qb = linspace (-0.4, 0.68, 400);  pb = 2*E - qb.^2 + 2*qb.^3/3;
-%! qb = qb(pb >= 0);  pb = sqrt (pb(pb >= 0));      # the energy curve p1 = 0
-%! plot (Ye(:,2), Ye(:,4), ".", "markersize", 2, "color", [0 0.447 0.741], ...
+%! qb = qb(pb >= 0);  pb = sqrt (pb(pb >= 0));      # the energy curve (p1 = 0)
+%! blue = [0 0.447 0.741];  grey = [0.45 0.45 0.45];
+%! axes ("position", [0.07 0.12 0.5 0.78]);
+%! plot (Yc(:,2), Yc(:,4), ".", "markersize", 2, "color", [0.6 0.6 0.6], ...
+%!       Yr(:,2), Yr(:,4), ".", "markersize", 2, "color", blue, ...
 %!       [qb, fliplr(qb)], [pb, -fliplr(pb)], "k-");
-%! axis equal;  axis ([-0.45 0.75 -0.55 0.55]);  xlabel ("q_2");  ylabel ("p_2");
-%! title (sprintf ("Henon-Heiles, E = 1/8: section q_1 = 0, p_1 > 0 of %d orbits to t = %d (%d crossings, %.1f s)",
-%!                 K, T, rows (Ye), tc));
+%! axis equal;  axis ([-0.45 0.72 -0.52 0.52]);  xlabel ("q_2");  ylabel ("p_2");
+%! title ("Henon-Heiles, E = 1/8: crossings of q_1 = 0 with p_1 > 0");
+%! x = 0.82;
+%! text (x, 0.42, sprintf ("%d orbits and their neighbours to t = %d in", K, T));
+%! text (x, 0.35, sprintf ("one call of odeSV (McLachlan4, h = 0.1): %.1f s", tc));
+%! text (x, 0.28, sprintf ("%d crossings, max |H - 1/8| = %.1e", rows ([Yc; Yr]),
+%!                         max (abs (H ([Yc; Yr]) - E))));
+%! text (x, 0.13, sprintf ("blue: %d regular orbits, the neighbour", nnz (! chaotic)), "color", blue);
+%! text (x, 0.06, "1e-8 away stays within 1e-5 up to t = 300", "color", blue);
+%! text (x, -0.09, sprintf ("grey: %d chaotic orbits, the neighbour", nnz (chaotic)), "color", grey);
+%! text (x, -0.16, "separates beyond 1e-5 by t = 300", "color", grey);
 %!test
 %! ## The demo's Poincare section, checked independently on 6 members to
 %! ## t = 20 (one ensemble call each at h = 0.1 and 0.05): every crossing is
