@@ -645,36 +645,32 @@ endfunction
 %!demo
 %! ## Poincare section of the Henon-Heiles system (Henon and Heiles 1964;
 %! ## Hairer, Lubich, Wanner, GNI, Sect. I.3), H = |p|^2/2 + |q|^2/2 +
-%! ## q1^2 q2 - q2^3/3 at E = 1/8: about 300 orbits started on the section
-%! ## q1 = 0 (a grid of (q2, p2) inside the energy curve, p1 > 0 from H = E),
-%! ## each with a neighbour 1e-8 away, integrated to t = 300 in one ensemble
-%! ## call (Y0 4-by-K, f and the event function vectorised over the columns;
-%! ## McLachlan's order-4 composition at h = 0.1).  Each dot is a crossing of
-%! ## q1 = 0 with p1 > 0 (event q1, direction +1, not terminal).  What to
-%! ## see: regular orbits (blue: the neighbour stays close) draw closed
-%! ## curves, the islands around the fixed points of the section map; the
-%! ## chaotic ones (grey: the neighbour separates exponentially) scatter
-%! ## their dots over the sea between the islands.
+%! ## q1^2 q2 - q2^3/3 at E = 1/8: 174 orbits started on the section q1 = 0
+%! ## (a grid of (q2, p2) inside the energy curve, p1 > 0 from H = E),
+%! ## integrated to t = 300 in one ensemble call (Y0 4-by-K, f and the event
+%! ## function vectorised over the columns; McLachlan's order-4 composition
+%! ## at h = 0.1).  Each dot is a crossing of q1 = 0 with p1 > 0 (event q1,
+%! ## direction +1, not terminal).  A second call, without events, runs a
+%! ## neighbour 1e-8 away of each orbit.  What to see: regular orbits (blue:
+%! ## the neighbour stays close) draw closed curves, the islands around the
+%! ## fixed points of the section map; chaotic ones (grey: the neighbour
+%! ## separates exponentially) scatter their dots over the sea between them.
 %! E = 1/8;
 %! f = @(t, Y) [Y(3:4,:); -Y(1,:) .* (1 + 2*Y(2,:)); Y(2,:).^2 - Y(1,:).^2 - Y(2,:)];
 %! H = @(y) sum (y.^2, 2) / 2 + y(:,1).^2 .* y(:,2) - y(:,2).^3 / 3;   # rows [q1 q2 p1 p2]
 %! crossing = @(t, Y) deal (Y(1,:), false, 1);      # q1 = 0 upwards: p1 > 0
-%! [q2, p2] = meshgrid (linspace (-0.42, 0.68, 22), linspace (-0.52, 0.52, 21));
+%! [q2, p2] = meshgrid (linspace (-0.42, 0.68, 17), linspace (-0.52, 0.52, 16));
 %! r = 2*E - p2.^2 - q2.^2 + 2*q2.^3/3;             # p1^2 on the section
 %! in = r > 1e-3;
 %! Y0 = [zeros(1, nnz (in)); q2(in).'; sqrt(r(in)).'; p2(in).'];
 %! K = columns (Y0);  T = 300;
-%! Y0 = [Y0, Y0 + [0; 1e-8; 0; 0]];                 # each orbit and its neighbour
-%! o = odepkgset ("Explicit", "yes", "Composition", "McLachlan4", "TimeStepSize", 0.1,
-%!                "Events", crossing);
+%! o = odepkgset ("Explicit", "yes", "Composition", "McLachlan4", "TimeStepSize", 0.1);
 %! tic ();
-%! ye = cell (1, 2*K);  yT = zeros (4, 2*K);
-%! for k = 1:2*K
-%!   [~, yk, ~, ye{k}] = odeSV (f, [0 T/2 T], Y0(:,k), o);
-%!   yT(:,k) = yk(end,:).';
-%! endfor
-%! tc = toc ();
-%! chaotic = sqrt (sum ((yT(:,1:K) - yT(:,K+1:end)).^2, 1)) > 1e-5;
+%! [~, y, ~, ye] = odeSV (f, [0 T/2 T], Y0, odepkgset (o, "Events", crossing));
+%! tc = toc ();  tic ();
+%! [~, yn] = odeSV (f, [0 T/2 T], Y0 + [0; 1e-8; 0; 0], o);   # the neighbours
+%! tn = toc ();                                     # y, yn: 3-by-4-by-K; ye: 1-by-K cell
+%! chaotic = squeeze (sqrt (sum ((y(end,:,:) - yn(end,:,:)).^2, 2))).' > 1e-5;
 %! Yc = vertcat (ye{find(chaotic)});  Yr = vertcat (ye{find(! chaotic)});
 %! qb = linspace (-0.4, 0.68, 400);  pb = 2*E - qb.^2 + 2*qb.^3/3;
 %! qb = qb(pb >= 0);  pb = sqrt (pb(pb >= 0));      # the energy curve (p1 = 0)
@@ -686,14 +682,16 @@ endfunction
 %! axis equal;  axis ([-0.45 0.72 -0.52 0.52]);  xlabel ("q_2");  ylabel ("p_2");
 %! title ("Henon-Heiles, E = 1/8: crossings of q_1 = 0 with p_1 > 0");
 %! x = 0.82;
-%! text (x, 0.42, sprintf ("%d orbits and their neighbours to t = %d in", K, T));
-%! text (x, 0.35, sprintf ("one call of odeSV (McLachlan4, h = 0.1): %.1f s", tc));
-%! text (x, 0.28, sprintf ("%d crossings, max |H - 1/8| = %.1e", rows ([Yc; Yr]),
+%! text (x, 0.42, sprintf ("%d orbits to t = %d in one call of odeSV", K, T));
+%! text (x, 0.35, sprintf ("(McLachlan4, h = 0.1, events): %.1f s;", tc));
+%! text (x, 0.28, sprintf ("their neighbours, no events: %.1f s", tn));
+%! text (x, 0.21, sprintf ("%d crossings, max |H - 1/8| = %.1e", rows ([Yc; Yr]),
 %!                         max (abs (H ([Yc; Yr]) - E))));
-%! text (x, 0.13, sprintf ("blue: %d regular orbits, the neighbour", nnz (! chaotic)), "color", blue);
-%! text (x, 0.06, "1e-8 away stays within 1e-5 up to t = 300", "color", blue);
-%! text (x, -0.09, sprintf ("grey: %d chaotic orbits, the neighbour", nnz (chaotic)), "color", grey);
-%! text (x, -0.16, "separates beyond 1e-5 by t = 300", "color", grey);
+%! text (x, 0.06, sprintf ("blue: %d regular orbits, the neighbour", nnz (! chaotic)), "color", blue);
+%! text (x, -0.01, sprintf ("1e-8 away stays within 1e-5 up to t = %d", T), "color", blue);
+%! text (x, -0.16, sprintf ("grey: %d chaotic orbits, the neighbour", nnz (chaotic)), "color", grey);
+%! text (x, -0.23, sprintf ("separates beyond 1e-5 by t = %d", T), "color", grey);
+
 %!test
 %! ## The demo's Poincare section, checked independently on 6 members to
 %! ## t = 20 (one ensemble call each at h = 0.1 and 0.05): every crossing is
@@ -701,7 +699,8 @@ endfunction
 %! ## order; H at the crossings is E = 1/8 to the order-4 method's error
 %! ## (<= 2e-7 at h = 0.1, at least 10 times less at h/2); and ode45 at
 %! ## RelTol 1e-11 finds as many crossings, at the same times and states
-%! ## (1e-5; ode45 also reports the start on the section, t = 0, left out).
+%! ## (1e-5; ode45 also reports the start on the section, t = 0, left out);
+%! ## a member run alone gives the same crossings.
 %! E = 1/8;
 %! f = @(t, Y) [Y(3:4,:); -Y(1,:) .* (1 + 2*Y(2,:)); Y(2,:).^2 - Y(1,:).^2 - Y(2,:)];
 %! H = @(y) sum (y(:,3:4).^2, 2)/2 + sum (y(:,1:2).^2, 2)/2 + y(:,1).^2 .* y(:,2) - y(:,2).^3/3;
@@ -711,10 +710,8 @@ endfunction
 %! for i = 1:2
 %!   o = odepkgset ("Explicit", "yes", "Composition", "McLachlan4", "TimeStepSize", h(i),
 %!                  "Events", @(t, Y) deal (Y(1,:), false, 1));
-%!   te = cell (1, K);  ye = te;
-%!   for k = 1:K
-%!     [~, ~, te{k}, ye{k}] = odeSV (f, [0 T], Y0(:,k), o);
-%!   endfor
+%!   [~, ~, te, ye] = odeSV (f, [0 T], Y0, o);
+%!   assert (size (te), [1 K]);
 %!   for k = 1:K
 %!     assert (numel (te{k}) >= 2);
 %!     assert (all (te{k} > 0 & te{k} <= T) && all (diff (te{k}) > 0));
@@ -725,6 +722,9 @@ endfunction
 %! endfor
 %! assert (dH(1) <= 2e-7);
 %! assert (dH(2) <= dH(1) / 10);
+%! [~, ~, te3, ye3] = odeSV (f, [0 T], Y0(:,3), o);  # member 3 run alone
+%! assert (te3, te{3}, 1e-12);
+%! assert (ye3, ye{3}, 1e-12);
 %! oo = odeset ("RelTol", 1e-11, "AbsTol", 1e-11);
 %! for k = 1:K
 %!   [~, ~, t45] = ode45 (f, [0 T], Y0(:,k), odeset (oo, "Events", @(t, y) deal (y(1), false, 1)));
