@@ -124,13 +124,16 @@ class OctaveEnsembleEvents {
   OctaveEnsembleEvents(const octave_value& fcn, const octave_value_list& extra, std::string who)
       : fn_(fcn, extra, who, "the Events function", true), who_(std::move(who)) {}
 
-  /// The number of event components, from a call at the first member.
+  /// The number of event components, from a call at the initial states.
   int probe(double t0, const Mat& X0) {
-    const octave_value_list r = fn_.call_raw(t0, X0.leftCols(1), 3);
-    if (r.length() < 1 || !r(0).isnumeric() || !r(0).isreal() || r(0).isempty())
-      error_with_id("odepkg:badFcnOutput", "%s: the Events function must return a real vector of event values",
-                    who_.c_str());
-    nev_ = static_cast<int>(r(0).numel());
+    const octave_value_list r = fn_.call_raw(t0, X0, 3);
+    const octave_idx_type K = X0.cols();
+    if (r.length() < 1 || !r(0).isnumeric() || !r(0).isreal() || r(0).isempty() || r(0).numel() % K != 0)
+      error_with_id("odepkg:badFcnOutput",
+                    "%s: in ensemble mode the Events function is called with the %ld states as columns and must "
+                    "return a real nev-by-%ld matrix of event values",
+                    who_.c_str(), static_cast<long>(K), static_cast<long>(K));
+    nev_ = static_cast<int>(r(0).numel() / K);
     Vec term(nev_), dir(nev_);
     flags(r, term, dir);
     return nev_;

@@ -92,7 +92,6 @@ class EnsembleIntegrator {
     nev_ = nev;
     V0_.resize(nev, pb_.members());
     V1_.resize(nev, pb_.members());
-    Vt_.resize(nev, 1);
     Xe_.resize(2 * pb_.dim(), pb_.members());
     Ve_.resize(nev, pb_.members());
     term_.resize(nev);
@@ -111,6 +110,7 @@ class EnsembleIntegrator {
     const double t0 = times(0), tf = times(times.size() - 1);
     const double dir = tf >= t0 ? 1.0 : -1.0;
     X_ = X0;
+    pb_.set_background(&X_);
     Mat F0(n, K);
     pb_.field(t0, X_, F0);
     for (int j = 0; j < K; ++j)
@@ -119,8 +119,10 @@ class EnsembleIntegrator {
                                              std::to_string(j + 1));
     method_.start(t0, X_, F0, F_, A_);
     for (auto& o : outcome_) o = MemberOutcome();
+    ended_ = 0;
     if (events_) call_events(t0, X_, V0_);
     if (!obs.output(t0, X_)) return Result::Stopped;
+    Xout_.resize(n, K);
     double t = t0;
     double h = opts_.fixed_step > 0 ? dir * opts_.fixed_step : dir * first_step(t0, F0, std::abs(tf - t0));
     std::size_t next_out = 1;
@@ -195,6 +197,7 @@ class EnsembleIntegrator {
         X_.swap(X1_);
         F_.swap(F1_);
         A_.swap(A1_);
+        pb_.set_background(&X_);
       }
       for (int u = 0; u < k && !all_ok; ++u) {
         if (st1_[u] != StepStatus::Success) continue;
@@ -207,7 +210,7 @@ class EnsembleIntegrator {
       t = t_new;
       if (lands) ++next_out;
       if (every_step || lands) {
-        if (!obs.output(t, X_)) return Result::Stopped;
+        if (!obs.output(t, output_states())) return Result::Stopped;
       }
     }
     for (int j = 0; j < K; ++j)
@@ -231,27 +234,30 @@ class EnsembleIntegrator {
     }
   }
 
+  /// A member ends: its state stays in X_ (the background of later calls
+  /// on the others), its outputs are NaN from now on.
   void fail(int j, double t, StepStatus s) {
     MemberOutcome& o = outcome_[j];
     o.state = MemberOutcome::State::Failed;
     o.t_end = t;
     o.message = describe(s);
-    X_.col(j).setConstant(std::numeric_limits<double>::quiet_NaN());
+    ++ended_;
     ++pb_.stats().failed_members;
   }
 
-  /// Events of the k live members (ids_) at (t, X columns ids_).
+  const Mat& output_states() {
+    if (ended_ == 0) return X_;
+    Xout_ = X_;
+    for (int j = 0; j < pb_.members(); ++j)
+      if (outcome_[j].state != MemberOutcome::State::Running)
+        Xout_.col(j).setConstant(std::numeric_limits<double>::quiet_NaN());
+    return Xout_;
+  }
+
+  /// The events of all K members at (t, X) (the ended ones' values unused).
   void call_events(double t, const Mat& X, Mat& V) {
-    // all members in member order: X is the full state (the dead ones NaN,
-    // never passed: only the live ones are gathered)
-    int k = 0;
-    for (int j = 0; j < pb_.members(); ++j)
-      if (outcome_[j].state == MemberOutcome::State::Running) Xe_.col(k++) = X.col(j);
     ++pb_.stats().event_calls;
-    events_(t, Xe_.leftCols(k), Ve_.leftCols(k), term_, dir_);
-    k = 0;
-    for (int j = 0; j < pb_.members(); ++j)
-      if (outcome_[j].state == MemberOutcome::State::Running) V.col(j) = Ve_.col(k++);
+    events_(t, X, V, term_, dir_);
   }
 
   /// After the committed step t -> t + h of the members ids_[0..k-1] (their
@@ -282,7 +288,8 @@ class EnsembleIntegrator {
         if (term_(e.index) != 0.0) {
           outcome_[j].state = MemberOutcome::State::Event;
           outcome_[j].t_end = e.t;
-          X_.col(j).setConstant(std::numeric_limits<double>::quiet_NaN());
+          X_.col(j) = e.x;
+          ++ended_;
           break;
         }
       }
@@ -302,9 +309,12 @@ class EnsembleIntegrator {
       double c = (a * fb - b * fa) / (fb - fa);
       if (!(std::abs(c - a) > 0.0 && std::abs(b - c) > 0.0) || !std::isfinite(c)) c = 0.5 * (a + b);
       if (!trial(t, c, u)) return false;
+      // all K columns (the others at their step ends), member j's the trial
+      Xe_ = X_;
+      Xe_.col(j) = Xt_.col(0);
       ++pb_.stats().event_calls;
-      events_(t + c, Xt_, Vt_, term_, dir_);
-      const double fc = Vt_(i, 0);
+      events_(t + c, Xe_, Ve_, term_, dir_);
+      const double fc = Ve_(i, j);
       if (!std::isfinite(fc)) return false;
       if (fc == 0.0) {
         best_tau = c;
@@ -370,7 +380,8 @@ class EnsembleIntegrator {
   Vec err_;
   EventFn events_;
   int nev_ = 0;
-  Mat V0_, V1_, Vt_, Xe_, Ve_;
+  Mat V0_, V1_, Xe_, Ve_, Xout_;
+  int ended_ = 0;
   Vec term_, dir_;
   std::vector<MemberEvent> pending_;
 };

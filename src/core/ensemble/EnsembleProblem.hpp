@@ -2,13 +2,17 @@
 // ("members"), its callbacks called once per stage on many members at a
 // time: the meaning MATLAB's `Vectorized` gives to f.
 //
-// States are the columns of an n x k matrix (n = 2d, [q; p] per column,
-// k <= K the members stepped together).  f(t, X) returns n x k, column j the
-// field at X(:, j); g(Q) (Q = d x k) returns m x k; G(Q) returns the k
-// Jacobians side by side, m x (d k) (the column-major layout of Octave's
-// m x d x k array).  Without G, G is taken by central differences of g: 2d
-// calls, each moving coordinate i of every member at once (the members are
-// independent, so one call serves all of them).
+// The user's functions always see all K members, column j member j, so that
+// a member's parameters can live in the user's own arrays (L(j) for the
+// pendulum of member j): f(t, X) with X = n x K (n = 2d, [q; p] per column)
+// returns n x K; g(Q) (Q = d x K) returns m x K; G(Q) returns the K
+// Jacobians side by side, m x (d K) (the column-major layout of Octave's
+// m x d x K array).  The methods ask for a subset of the members (those
+// still in a Newton iteration, the one whose event is located): the other
+// columns then hold those members' current states (the "background", set
+// by the integrator), and only the subset's results are used.  Without G, G
+// is taken by central differences of g: 2d calls, each moving coordinate i
+// of every member at once (the members are independent).
 #ifndef ODEPKG_ENSEMBLE_PROBLEM_HPP
 #define ODEPKG_ENSEMBLE_PROBLEM_HPP
 
@@ -55,7 +59,13 @@ class EnsembleProblem {
   EnsembleProblem(int d, int members, Field f) : d_(d), K_(members), f_(std::move(f)) {
     if (d < 1) throw InputError("invalidInput", "the dimension d of q must be at least 1");
     if (members < 1) throw InputError("invalidInput", "an ensemble needs at least one member");
+    full_x_.resize(2 * d, members);
+    full_f_.resize(2 * d, members);
   }
+
+  /// The members' current states (n x K), for the columns a call on a
+  /// subset does not set.  Must stay valid until the next call.
+  void set_background(const Mat* X) { background_ = X; }
 
   void set_constraints(int m, Constraint g, ConstraintGrad G) {
     if (m < 1 || m >= d_)
@@ -64,6 +74,9 @@ class EnsembleProblem {
     g_ = std::move(g);
     G_ = std::move(G);
     // the workspace of differenced gradients, sized once for all K members
+    full_q_.resize(d_, K_);
+    full_g_.resize(m_, K_);
+    full_G_.resize(m_, d_ * K_);
     if (!G_) {
       q_pert_.resize(d_, K_);
       g_plus_.resize(m_, K_);
@@ -78,41 +91,64 @@ class EnsembleProblem {
   EnsembleStats& stats() { return stats_; }
   const EnsembleStats& stats() const { return stats_; }
 
-  /// DX = f(t, X) for the k = X.cols() members in X.
-  void field(double t, const ConstMatRef& X, MatRef DX) {
+  /// DX = f(t, X) for the k = X.cols() members ids[0..k-1] (null: all K
+  /// in order).
+  void field(double t, const ConstMatRef& X, MatRef DX, const int* ids = nullptr) {
     poll_interrupt();
     ++stats_.field_calls;
-    stats_.field_members += X.cols();
-    f_(t, X, DX);
+    stats_.field_members += K_;
+    if (all_members(X.cols(), ids)) {
+      f_(t, X, DX);
+      return;
+    }
+    full_x_ = background();
+    for (Eigen::Index u = 0; u < X.cols(); ++u) full_x_.col(ids[u]) = X.col(u);
+    f_(t, full_x_, full_f_);
+    for (Eigen::Index u = 0; u < X.cols(); ++u) DX.col(u) = full_f_.col(ids[u]);
   }
 
-  void constraint(const ConstMatRef& Q, MatRef g) {
+  /// g (m x k) at the positions Q (d x k) of the members ids.
+  void constraint(const ConstMatRef& Q, MatRef g, const int* ids = nullptr) {
     poll_interrupt();
     ++stats_.constraint_calls;
-    stats_.constraint_members += Q.cols();
-    g_(Q, g);
+    stats_.constraint_members += K_;
+    if (all_members(Q.cols(), ids)) {
+      g_(Q, g);
+      return;
+    }
+    full_q_ = background().topRows(d_);
+    for (Eigen::Index u = 0; u < Q.cols(); ++u) full_q_.col(ids[u]) = Q.col(u);
+    g_(full_q_, full_g_);
+    for (Eigen::Index u = 0; u < Q.cols(); ++u) g.col(u) = full_g_.col(ids[u]);
   }
 
   /// G (m x d k): the user's, or central differences of g with the step of
   /// HamiltonianProblem::constraint_grad (eps^(1/3) max(1, |q_i|)).
-  void constraint_grad(const ConstMatRef& Q, MatRef G) {
+  void constraint_grad(const ConstMatRef& Q, MatRef G, const int* ids = nullptr) {
+    const Eigen::Index k = Q.cols();
     if (G_) {
       poll_interrupt();
       ++stats_.grad_calls;
-      stats_.grad_members += Q.cols();
-      G_(Q, G);
+      stats_.grad_members += K_;
+      if (all_members(k, ids)) {
+        G_(Q, G);
+        return;
+      }
+      full_q_ = background().topRows(d_);
+      for (Eigen::Index u = 0; u < k; ++u) full_q_.col(ids[u]) = Q.col(u);
+      G_(full_q_, full_G_);
+      for (Eigen::Index u = 0; u < k; ++u) G.middleCols(u * d_, d_) = full_G_.middleCols(ids[u] * d_, d_);
       return;
     }
-    const Eigen::Index k = Q.cols();
     auto qp = q_pert_.leftCols(k);
     auto gp = g_plus_.leftCols(k);
     auto gm = g_minus_.leftCols(k);
     for (int i = 0; i < d_; ++i) {
       qp = Q;
       for (Eigen::Index j = 0; j < k; ++j) qp(i, j) = Q(i, j) + DerivativeCheck::step(std::abs(Q(i, j)));
-      constraint(qp, gp);
+      constraint(qp, gp, ids);
       for (Eigen::Index j = 0; j < k; ++j) qp(i, j) = Q(i, j) - DerivativeCheck::step(std::abs(Q(i, j)));
-      constraint(qp, gm);
+      constraint(qp, gm, ids);
       for (Eigen::Index j = 0; j < k; ++j) {
         const double up = Q(i, j) + DerivativeCheck::step(std::abs(Q(i, j)));
         const double span = up - qp(i, j);  // the step actually taken
@@ -122,6 +158,19 @@ class EnsembleProblem {
   }
 
  private:
+  /// k = K and ids 0..K-1 (or null): the call needs no background.
+  bool all_members(Eigen::Index k, const int* ids) const {
+    if (k != K_) {
+      if (!ids || !background_) throw EigenAssertion("EnsembleProblem: a subset call without ids or background");
+      return false;
+    }
+    if (ids)
+      for (int u = 0; u < K_; ++u)
+        if (ids[u] != u) throw EigenAssertion("EnsembleProblem: K members out of order");
+    return true;
+  }
+  const Mat& background() const { return *background_; }
+
   int d_, K_;
   int m_ = 0;
   Field f_;
@@ -129,6 +178,8 @@ class EnsembleProblem {
   ConstraintGrad G_;
   EnsembleStats stats_;
   Mat q_pert_, g_plus_, g_minus_;
+  const Mat* background_ = nullptr;
+  Mat full_x_, full_f_, full_q_, full_g_, full_G_;
 };
 
 /// True if column j of A is all finite.

@@ -61,6 +61,7 @@ class EnsembleRattle final : public EnsembleMethod {
     Sinv_.resize(m, m * K);
     B0_.resize(d, m * K);
     idx_.resize(K);
+    sub_ids_.resize(K);
     piv_.resize(static_cast<std::size_t>(m) * K);
     singular_.resize(K);
     dq_prev_.resize(K);
@@ -208,9 +209,10 @@ class EnsembleRattle final : public EnsembleMethod {
         const double* q1 = x1 + idx_[u] * sx1;
         for (int i = 0; i < d; ++i) qa[u * d + i] = q1[i];
       }
+      for (int u = 0; u < n_open; ++u) sub_ids_[u] = ids[idx_[u]];
       auto Q = Qa_.leftCols(n_open);
       auto R = Ra_.leftCols(n_open);
-      pb_.constraint(Q, R);
+      pb_.constraint(Q, R, sub_ids_.data());
       const double* ra = Ra_.data();
       int still = 0;
       for (int u = 0; u < n_open; ++u) {
@@ -283,12 +285,13 @@ class EnsembleRattle final : public EnsembleMethod {
         Qa_.data()[u * d + i] = q1[i];
       }
     }
+    for (int u = 0; u < ns; ++u) sub_ids_[u] = ids[idx_[u]];
     auto Y = Y_.leftCols(ns);
     auto W = W_.leftCols(ns);
-    pb_.field(t + h, Y, W);
+    pb_.field(t + h, Y, W, sub_ids_.data());
     auto Q = Qa_.leftCols(ns);
     auto G = Ga_.leftCols(d * ns);
-    pb_.constraint_grad(Q, G);
+    pb_.constraint_grad(Q, G, sub_ids_.data());
     const double* wv = W_.data();
     const double* ga = Ga_.data();
     double* Mm = S_.data();  // m x m scratch
@@ -380,7 +383,7 @@ class EnsembleRattle final : public EnsembleMethod {
   bool model_mismatch_ = false;
   static constexpr int kMaxPivots = 64;
   Mat Y_, W_, Qa_, Ra_, Ga_, Ph_, lam_, Sinv_, B0_;
-  std::vector<int> idx_, iters_, piv_;
+  std::vector<int> idx_, sub_ids_, iters_, piv_;
   std::vector<char> singular_;
   std::vector<double> dq_prev_;
   Mat G1e_, S_, Bm_;

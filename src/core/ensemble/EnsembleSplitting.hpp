@@ -118,7 +118,7 @@ class EnsembleSplitting final : public EnsembleMethod {
         model_.predict(ids[j], yj + d, yj);  // H_p(p_new) into the q rows
         for (int i = 0; i < d; ++i) yj[i] = x0[j * sx0 + i] + h * yj[i];
       }
-      pb_.field(t + h, Y, W);
+      pb_.field(t + h, Y, W, ids);
       for (int j = 0; j < k; ++j) {
         ok_(j) = column_finite(W, j);
         if (!ok_(j) || model_.identity()) continue;
@@ -133,10 +133,10 @@ class EnsembleSplitting final : public EnsembleMethod {
       for (int j = 0; j < k; ++j)
         for (int i = 0; i < d; ++i) y[j * n + i] = x0[j * sx0 + i];
       const double tv = kind_ == Kind::SymplecticEuler ? t : t + 0.5 * h;
-      pb_.field(tv, Y, W);
+      pb_.field(tv, Y, W, ids);
       for (int j = 0; j < k; ++j)
         for (int i = 0; i < d; ++i) y[j * n + i] = x0[j * sx0 + i] + h * w[j * n + i];
-      pb_.field(t + h, Y, W);
+      pb_.field(t + h, Y, W, ids);
       for (int j = 0; j < k; ++j) ok_(j) = column_finite(W, j);
     }
     const double c2 = kind_ == Kind::SymplecticEuler ? 0.0 : 0.5 * h;  // the closing kick
