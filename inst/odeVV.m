@@ -246,6 +246,24 @@ endfunction
 %!error <Invalid call> odeVV (1)
 %!error <TSPAN must be strictly increasing> odeVV (@(t, x) x, [0 0], [1; 0])
 
+%!test
+%! ## an ensemble (Y0 with K columns, f vectorised) equals its members'
+%! ## single runs, one batched call of f per step; a member's parameter (the
+%! ## frequency w(j)) indexes the user's array by column
+%! w = [1, 2, 3];
+%! f = @(t, x) [x(3:4,:); -(w.^2) .* x(1:2,:)];
+%! Y0 = [1 0 1; 0 1 0.5; 0 1 0; 1 0 -1];
+%! o = odepkgset ("TimeStepSize", 0.01);
+%! [t, y] = odeVV (f, [0 3], Y0, o);
+%! assert (size (y), [301, 4, 3]);
+%! for k = 1:3
+%!   [ts, ys] = odeVV (@(t, x) [x(3:4); -w(k)^2 * x(1:2)], [0 3], Y0(:, k), o);
+%!   assert (ts, t);
+%!   assert (y(:, :, k), ys, 1e-12);
+%! endfor
+%! sol = odeVV (f, [0 3], Y0, o);
+%! assert (sol.stats.nfevals <= 300 + 6);
+
 %!demo
 %! ## Velocity Verlet on the circular Kepler orbit up to t = 100 against ode45
 %! ## at its default tolerances, at about the same cost (h = 0.1, one call of
