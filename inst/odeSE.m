@@ -54,6 +54,11 @@
 ## opts = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes");
 ## [t, y] = odeSE (f, [0 1 2 3], [1; 0], opts, 4, 1);   # output at t = 0:3
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); with @qcode{"Explicit"}, @qcode{"yes"} the callbacks are called once per stage for all members.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeSV, odeVV, symplectic_euler, odepkgset}
 ## @end deftypefn
 

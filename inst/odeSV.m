@@ -125,6 +125,11 @@
 ## H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
 ## max (abs (H - H(1)))   # bounded, no drift
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); with @qcode{"Explicit"}, @qcode{"yes"} the callbacks are called once per stage for all members.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeSE, odeVV, stormer_verlet, odepkgset, ode45}
 ## @end deftypefn
 

@@ -55,6 +55,11 @@
 ## sol = odeVV (@@(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3], [0 10], [1; 0; 0; 1]);
 ## plot (sol.y(1,:), sol.y(2,:))   # a circular orbit
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); the callbacks are called once per step for all members.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeSV, odeSE, velocity_verlet, odepkgset}
 ## @end deftypefn
 
