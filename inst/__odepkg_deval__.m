@@ -19,6 +19,25 @@ function [y, yp] = __odepkg_deval__ (sol, t, idx = [])
     error ("odepkg:invalidInput",
            "deval: this odeRATTLie solution lacks sol.idata (its group, mass matrix and constraints), which the interpolant on the group needs; solve again with sol = odeRATTLie (...)");
   endif
+  if (ndims (sol.y) == 3)
+    ## an ensemble (2d-by-N-by-K): the members' interpolants side by side,
+    ## 2d-by-numel(T)-by-K (no projection: the constraint functions take
+    ## all members at once)
+    [n, N, K] = size (sol.y);
+    if (! isempty (idx) && ! (isnumeric (idx) && all (idx(:) == fix (idx(:))) && all (idx(:) >= 1 & idx(:) <= n)))
+      error ("odepkg:invalidInput", "deval: IDX must index the components of a member's state (1 to %d)", n);
+    endif
+    flat = sol;
+    flat.y = reshape (permute (sol.y, [1 3 2]), n * K, N);
+    [y, yp] = __odepkg_deval__ (flat, t);
+    y = permute (reshape (y, n, K, []), [1 3 2]);
+    yp = permute (reshape (yp, n, K, []), [1 3 2]);
+    if (! isempty (idx))
+      y = y(idx, :, :);
+      yp = yp(idx, :, :);
+    endif
+    return;
+  endif
   x = sol.x(:).';  Y = sol.y;
   N = numel (x);
   if (N < 1 || columns (Y) != N)

@@ -157,6 +157,11 @@
 ## [t, y] = odeRATTLE (@@(t, y) [y(3:4); 0; -1], 0, y0 / norm (y0), opts);
 ## max (abs (sum (y.^2, 2) - 1))                   # round-off
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); with @qcode{"Explicit"}, @qcode{"yes"} (a quadratic kinetic energy) the callbacks are called once per stage for all members, each member with its own Newton iteration.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeSHAKE, rattle, odeSV, odepkgset}
 ## @end deftypefn
 
@@ -505,6 +510,59 @@ endfunction
 %! [t, yr] = odeRATTLE (f, 0, y0, odepkgset (o, "Refine", 2));
 %! assert (numel (t), 201);
 %! assert (max (abs (sum (yr(:,1:2) .^ 2, 2) - 1)) < 1e-14);
+
+%!test
+%! ## an ensemble of pendulums of lengths L(j) (g(q) = |q|^2 - L(j)^2 for the
+%! ## member in column j): every member equals its single run, keeps |g| and
+%! ## |G H_p| at round-off, and its energy has no drift over 4000 steps
+%! L = [0.5, 1, 2, 3];
+%! th = [0.3, 1, 2, 2.8];
+%! Y0 = [L .* sin(th); -L .* cos(th); zeros(2, 4)];
+%! f = @(t, y) [y(3:4,:); zeros(1, columns (y)); -ones(1, columns (y))];
+%! o = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintsNb", 1, ...
+%!                "ConstraintFcn", @(Q) sum (Q.^2, 1) - L.^2, ...
+%!                "ConstraintGradFcn", @(Q) reshape (2 * Q, 1, 2, []));
+%! sol = odeRATTLE (f, [0 40], Y0, o);
+%! assert (sol.status, zeros (1, 4));
+%! for k = 1:4
+%!   y = sol.y(:, :, k).';
+%!   assert (max (abs (sum (y(:, 1:2).^2, 2) - L(k)^2)) < 1e-14 * L(k)^2 * 4);
+%!   assert (max (abs (sum (y(:, 1:2) .* y(:, 3:4), 2))) < 1e-13 * L(k));
+%!   H = sum (y(:, 3:4).^2, 2) / 2 + y(:, 2);
+%!   dH = abs (H - H(1));
+%!   n5 = floor (numel (H) / 5);
+%!   assert (max (dH(end-n5:end)) < 1.5 * max (dH(1:n5)) + 1e-12);
+%!   os = odepkgset (o, "ConstraintFcn", @(q) q' * q - L(k)^2, "ConstraintGradFcn", @(q) 2 * q');
+%!   [~, ys] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 2], Y0(:, k), os);
+%!   assert (y(1:201, :), ys, 1e-11);
+%! endfor
+%! ## one call of f and G per step for all members, g a few times
+%! st = sol.stats;
+%! assert (st.nconstrgradevals <= 4000 + 2);
+%! assert (st.nfevals <= 4000 + 8);
+%! assert (st.nconstrevals < 4 * 4000);
+%!test
+%! ## events per member: a pendulum family released at rest from angles
+%! ## th(j), terminal at the first pass through the bottom (q1 = 0, down)
+%! th = [0.2, 0.8, 1.6];
+%! Y0 = [sin(th); -cos(th); zeros(2, 3)];
+%! f = @(t, y) [y(3:4,:); zeros(1, columns (y)); -ones(1, columns (y))];
+%! ev = @(t, y) deal (y(1,:), 1, -1);
+%! o = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintsNb", 1, ...
+%!                "ConstraintFcn", @(Q) sum (Q.^2, 1) - 1, ...
+%!                "ConstraintGradFcn", @(Q) reshape (2 * Q, 1, 2, []), "Events", ev);
+%! [t, y, te, ye] = odeRATTLE (f, [0 5], Y0, o);
+%! for k = 1:3
+%!   os = odepkgset (o, "ConstraintFcn", @(q) q' * q - 1, "ConstraintGradFcn", @(q) 2 * q');
+%!   [~, ~, te1, ye1] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 5], Y0(:, k), os);
+%!   assert (te{k}, te1, 1e-10);
+%!   assert (ye{k}, ye1, 1e-10);
+%!   assert (abs (ye{k}(1)) < 1e-12);
+%! endfor
+%! ## larger amplitude, longer quarter period
+%! assert (te{1} < te{2} && te{2} < te{3});
+%!error <violate the constraints> odeRATTLE (@(t, y) [y(3:4,:); 0*y(1:2,:)], [0 1], [1 0.9; 0 0; 0 0; 1 1], odepkgset ("TimeStepSize", 0.1, "Explicit", "yes", "ConstraintsNb", 1, "ConstraintFcn", @(Q) sum (Q.^2, 1) - 1, "ConstraintGradFcn", @(Q) reshape (2 * Q, 1, 2, [])))
+%!error <ConstraintGradFcn disagrees> odeRATTLE (@(t, y) [y(3:4,:); 0*y(1:2,:)], [0 1], [1 0; 0 1; 0 0; 0 0], odepkgset ("TimeStepSize", 0.1, "Explicit", "yes", "ConstraintsNb", 1, "ConstraintFcn", @(Q) sum (Q.^2, 1) - 1, "ConstraintGradFcn", @(Q) reshape (3 * Q, 1, 2, [])))
 
 %!demo
 %! ## Pendulum in Cartesian coordinates (g(q) = |q|^2 - 1, h = 0.01, t up to

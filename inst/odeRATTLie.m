@@ -128,6 +128,11 @@
 ##                      odepkgset (opts, "Order", 6));   # 9 substeps per step
 ## W = y(:, 10:12);  E = 0.5 * sum ((W * J) .* W, 2);  max (abs (E - E(1)))  # O(h^6): 1e-13
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); the members run one after the other in the same call.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeRATTLE, odeSV, odepkgset}
 ## @end deftypefn
 

@@ -54,6 +54,11 @@
 ## opts = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes");
 ## [t, y] = odeSE (f, [0 1 2 3], [1; 0], opts, 4, 1);   # output at t = 0:3
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); with @qcode{"Explicit"}, @qcode{"yes"} the callbacks are called once per stage for all members.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeSV, odeVV, symplectic_euler, odepkgset}
 ## @end deftypefn
 
@@ -143,6 +148,24 @@ endfunction
 %! assert (all (isfinite ([t(:); y(:)])));
 %! assert (rows (y), 8);
 %! assert (t(end) < 1e308);
+
+%!test
+%! ## an ensemble (Y0 with K columns, f vectorised) equals its members'
+%! ## single runs, one batched call of f per step; a member's parameter (the
+%! ## frequency w(j)) indexes the user's array by column
+%! w = [1, 2, 3];
+%! f = @(t, x) [x(3:4,:); -(w.^2) .* x(1:2,:)];
+%! Y0 = [1 0 1; 0 1 0.5; 0 1 0; 1 0 -1];
+%! o = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes");
+%! [t, y] = odeSE (f, [0 3], Y0, o);
+%! assert (size (y), [301, 4, 3]);
+%! for k = 1:3
+%!   [ts, ys] = odeSE (@(t, x) [x(3:4); -w(k)^2 * x(1:2)], [0 3], Y0(:, k), o);
+%!   assert (ts, t);
+%!   assert (y(:, :, k), ys, 1e-12);
+%! endfor
+%! sol = odeSE (f, [0 3], Y0, o);
+%! assert (sol.stats.nfevals <= 300 + 6);
 
 %!demo
 %! ## Pendulum H = p^2/2 - cos q, h = 0.05, t up to 40: symplectic Euler against

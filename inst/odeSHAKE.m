@@ -80,6 +80,11 @@
 ## [t, y] = odeSHAKE (pendulum, 0, [1; 0; 0; 0], opts);
 ## max (abs (sum (y(:,1:2).^2, 2) - 1))            # round-off
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); the members run one after the other in the same call.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeRATTLE, odeSV, odepkgset}
 ## @end deftypefn
 

@@ -80,6 +80,11 @@
 ## [t, y] = odeSPVI (f, 0, [1; 0], opts);
 ## max (abs (y(:,2).^2/2 - cos (y(:,1)) + cos (1)))   # bounded energy error
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); the members run one after the other in the same call.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeSV, spectral_var_int, odepkgset}
 ## @end deftypefn
 

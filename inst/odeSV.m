@@ -125,6 +125,11 @@
 ## H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
 ## max (abs (H - H(1)))   # bounded, no drift
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); with @qcode{"Explicit"}, @qcode{"yes"} the callbacks are called once per stage for all members.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeSE, odeVV, stormer_verlet, odepkgset, ode45}
 ## @end deftypefn
 
@@ -583,6 +588,146 @@ endfunction
 %! odeSV (@(t, x) [x(2); -x(1)], 0, [1; 0], odepkgset ("TimeStepSize", 1e-3, "TimeStepNumber", 1e9, "OutputFcn", @stop_after_100));
 %! assert (odepkg_sv_seen, 100);
 %! clear -global odepkg_sv_seen
+
+%!## ---- ensembles: Y0 with K columns ----
+%!function dx = kepler_batch (t, x, mu)
+%!  if (nargin < 3)
+%!    mu = 1;
+%!  endif
+%!  dx = [x(3:4,:); -mu .* x(1:2,:) ./ sum(x(1:2,:).^2, 1).^1.5];
+%!endfunction
+
+%!test
+%! ## every member of an ensemble equals its own single run (fixed steps),
+%! ## y is N-by-2d-by-K, sol.y 2d-by-N-by-K; one batched call of f per step
+%! Y0 = [kepler_y0(0.1), kepler_y0(0.5), kepler_y0(0.7)];
+%! o = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes");
+%! [t, y] = odeSV (@kepler_batch, [0 5], Y0, o);
+%! assert (size (y), [501, 4, 3]);
+%! for k = 1:3
+%!   [ts, ys] = odeSV (@kepler, [0 5], Y0(:, k), o);
+%!   assert (ts, t);
+%!   assert (y(:, :, k), ys, 1e-12);
+%! endfor
+%! sol = odeSV (@kepler_batch, [0 5], Y0, o);
+%! assert (size (sol.y), [4, 501, 3]);
+%! assert (sol.status, [0 0 0]);
+%! assert (sol.stats.nfevals <= 500 + 10);
+%! assert (sol.stats.nfevalmembers, 3 * sol.stats.nfevals);
+%! ## deval: each member's interpolant, 4-by-numel(t)-by-K
+%! tm = [0.005, 1.234, 4.999];
+%! ym = deval (sol, tm);
+%! assert (size (ym), [4, 3, 3]);
+%! for k = 1:3
+%!   sk = odeSV (@kepler, [0 5], Y0(:, k), o);
+%!   assert (ym(:, :, k), deval (sk, tm), 1e-12);
+%! endfor
+
+%!test
+%! ## a member's parameters live in the user's arrays, column j member j:
+%! ## Kepler with GM = mu(j), each member equal to its run with that mu
+%! mu = [1, 2, 0.5];
+%! Y0 = [kepler_y0(0.3), kepler_y0(0.3), kepler_y0(0.3)];
+%! o = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes");
+%! [t, y] = odeSV (@(t, x) kepler_batch (t, x, mu), [0 3], Y0, o);
+%! for k = 1:3
+%!   [~, ys] = odeSV (@(t, x) kepler_batch (t, x, mu(k)), [0 3], Y0(:, k), o);
+%!   assert (y(:, :, k), ys, 1e-12);
+%! endfor
+
+%!test
+%! ## events per member (perihelion passages, q2 = 0 upwards: t = 2 pi k for
+%! ## every eccentricity), each as its single run reports them; a terminal
+%! ## event ends only its member
+%! ev = @(t, x) deal (x(2,:), 0, 1);
+%! Y0 = [kepler_y0(0.2), kepler_y0(0.6)];
+%! o = odepkgset ("TimeStepSize", 0.02, "Explicit", "yes", "Composition", "KahanLi8", "Events", ev);
+%! [t, y, te, ye, ie] = odeSV (@kepler_batch, [0 20], Y0, o);
+%! assert (iscell (te) && numel (te) == 2);
+%! for k = 1:2
+%!   assert (te{k}, 2 * pi * (1:3)', 1e-6);
+%!   [~, ~, te1, ye1, ie1] = odeSV (@kepler, [0 20], Y0(:, k), o);
+%!   assert (te{k}, te1, 1e-10);
+%!   assert (ye{k}, ye1, 1e-9);
+%!   assert (ie{k}, ie1);
+%! endfor
+%! ## terminal for the member whose q1 falls below 0 first (e = 0.6, faster at perihelion? no: the
+%! ## one with the lower q1 crossing): q1 = 0 downwards ends its member only
+%! ev2 = @(t, x) deal (x(1,:), 1, -1);
+%! sol = odeSV (@kepler_batch, [0 3], Y0, odepkgset (o, "Events", ev2));
+%! assert (sol.status, [1 1]);
+%! for k = 1:2
+%!   [~, ~, te1] = odeSV (@kepler, [0 3], Y0(:, k), odepkgset (o, "Events", ev2));
+%!   assert (sol.xe{k}, te1, 1e-10);
+%!   after = sol.x > te1 + 0.02;
+%!   assert (all (isnan (sol.y(1, after, k))));
+%!   assert (! any (isnan (sol.y(1, sol.x < te1, k))));
+%! endfor
+
+%!test
+%! ## one failing member does not stop the others: member 2 falls into the
+%! ## centre, where this f is NaN (r < 0.3); a warning names it, its outputs
+%! ## are NaN from then on, the others equal their single runs
+%! f = @(t, x) kepler_batch (t, x) ./ (sum (x(1:2,:).^2, 1) >= 0.09);
+%! Y0 = [kepler_y0(0.2), [1; 0; 0; 0], kepler_y0(0.4)];
+%! o = odepkgset ("TimeStepSize", 0.05, "Explicit", "yes");
+%! lastwarn ("");
+%! sol = odeSV (f, [0 10], Y0, o);
+%! [msg, id] = lastwarn ();
+%! assert (id, "odepkg:integrationFailed");
+%! assert (! isempty (strfind (msg, "members 2")));
+%! assert (sol.status, [0 -1 0]);
+%! assert (any (isnan (sol.y(1, :, 2))) && ! isnan (sol.y(1, 2, 2)));
+%! for k = [1 3]
+%!   [~, ys] = odeSV (@kepler, [0 10], Y0(:, k), o);
+%!   assert (sol.y(:, :, k).', ys, 1e-12);
+%! endfor
+
+%!test
+%! ## adaptive steps: one step size for all members (the error the largest
+%! ## over them): oscillators of frequencies w(j), each within the tolerance
+%! ## of its closed form
+%! w = [1, 3, 5];
+%! f = @(t, x) [x(2,:); -w.^2 .* x(1,:)];
+%! o = odepkgset ("RelTol", 1e-8, "AbsTol", 1e-8, "Explicit", "yes", "Composition", "KahanLi8");
+%! [t, y] = odeSV (f, [0 1 2], [1 1 1; 0 0 0], o);
+%! assert (t, [0; 1; 2]);
+%! for k = 1:3
+%!   assert (y(:, 1, k), cos (w(k) * t), 1e-6);
+%! endfor
+
+%!test
+%! ## schemes without a batched form (here the implicit one) run member by
+%! ## member: the same results as single runs
+%! Y0 = [kepler_y0(0.1), kepler_y0(0.5)];
+%! o = odepkgset ("TimeStepSize", 0.05);
+%! [t, y] = odeSV (@kepler_batch, [0 2], Y0, o);
+%! for k = 1:2
+%!   [~, ys] = odeSV (@kepler, [0 2], Y0(:, k), o);
+%!   assert (y(:, :, k), ys, 1e-13);
+%! endfor
+
+%!function stop = record_size (t, y, flag)
+%!  global odepkg_ens_sizes
+%!  odepkg_ens_sizes{end+1} = size (y);
+%!  stop = false;
+%!endfunction
+%!test
+%! ## the OutputFcn sees all members, 2d-by-K, at every output
+%! global odepkg_ens_sizes
+%! odepkg_ens_sizes = {};
+%! o = odepkgset ("TimeStepSize", 0.1, "Explicit", "yes", "OutputFcn", @record_size);
+%! [t, y] = odeSV (@kepler_batch, [0 1], [kepler_y0(0.1), kepler_y0(0.2)], o);
+%! assert (numel (odepkg_ens_sizes), numel (t) + 1);     # init, 10 steps, done
+%! assert (odepkg_ens_sizes{1}, [4 2]);
+%! assert (odepkg_ens_sizes{5}, [4 2]);
+%! clear -global odepkg_ens_sizes
+
+%!error <even number of rows> odeSV (@kepler_batch, [0 1], ones (3, 2))
+%!error <"Refine" is not available in ensemble mode> odeSV (@kepler_batch, [0 1], ones (4, 2), odepkgset ("Refine", 4))
+%!error <adaptive steps needs common output times> odeSV (@kepler_batch, [0 1], [kepler_y0(0.1), kepler_y0(0.2)])
+%!error <"OutputFcn" in ensemble mode> odeSV (@kepler_batch, [0 1], [kepler_y0(0.1), kepler_y0(0.2)], odepkgset ("TimeStepSize", 0.1, "OutputFcn", @(varargin) false))
+%!error <must return a real matrix> odeSV (@(t, x) [1; 2; 3; 4], [0 1], [kepler_y0(0.1), kepler_y0(0.2)], odepkgset ("TimeStepSize", 0.1, "Explicit", "yes"))
 
 %!demo
 %! ## Kepler problem (e = 0.6) up to t = 1000: odeSV with a fixed step against

@@ -55,6 +55,11 @@
 ## sol = odeVV (@@(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3], [0 10], [1; 0; 0; 1]);
 ## plot (sol.y(1,:), sol.y(2,:))   # a circular orbit
 ## @end example
+## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
+## in one call, the user functions vectorised over the columns (column j is
+## member j); the callbacks are called once per step for all members.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
+## Ensembles.
+##
 ## @seealso{odeSV, odeSE, velocity_verlet, odepkgset}
 ## @end deftypefn
 
@@ -245,6 +250,24 @@ endfunction
 %!error <at most five outputs> [a, b, c, d, e, f] = odeVV (@(t, x) [x(2); -x(1)], [0 1], [1; 0]);
 %!error <Invalid call> odeVV (1)
 %!error <TSPAN must be strictly increasing> odeVV (@(t, x) x, [0 0], [1; 0])
+
+%!test
+%! ## an ensemble (Y0 with K columns, f vectorised) equals its members'
+%! ## single runs, one batched call of f per step; a member's parameter (the
+%! ## frequency w(j)) indexes the user's array by column
+%! w = [1, 2, 3];
+%! f = @(t, x) [x(3:4,:); -(w.^2) .* x(1:2,:)];
+%! Y0 = [1 0 1; 0 1 0.5; 0 1 0; 1 0 -1];
+%! o = odepkgset ("TimeStepSize", 0.01);
+%! [t, y] = odeVV (f, [0 3], Y0, o);
+%! assert (size (y), [301, 4, 3]);
+%! for k = 1:3
+%!   [ts, ys] = odeVV (@(t, x) [x(3:4); -w(k)^2 * x(1:2)], [0 3], Y0(:, k), o);
+%!   assert (ts, t);
+%!   assert (y(:, :, k), ys, 1e-12);
+%! endfor
+%! sol = odeVV (f, [0 3], Y0, o);
+%! assert (sol.stats.nfevals <= 300 + 6);
 
 %!demo
 %! ## Velocity Verlet on the circular Kepler orbit up to t = 100 against ode45

@@ -97,6 +97,49 @@
 ## group, in its Lie algebra); @qcode{"Refine"}
 ## adds interpolated points inside each step as in @code{ode45}.
 ##
+## @strong{Ensembles.}  A @var{y0} with K columns integrates K trajectories
+## of one system in one call, e.g. a Poincaré section from a grid of initial
+## states, a pendulum family, short RATTLE runs for Hamiltonian Monte Carlo:
+## @example
+## f = @@(t, y) [y(3:4,:); -y(1:2,:) ./ sum(y(1:2,:).^2, 1).^1.5];
+## e = [0.1 0.5 0.7];                              # three Kepler orbits
+## Y0 = [1 - e; 0*e; 0*e; sqrt((1 + e) ./ (1 - e))];
+## [t, y] = odeSV (f, [0 10], Y0, odepkgset ("TimeStepSize", 0.01, "Explicit", "yes"));
+## size (y)                                        # N-by-4-by-3: y(:,:,k) is member k
+## @end example
+## The user functions are vectorised as MATLAB's @qcode{"Vectorized"}
+## means: called with all K states as columns (column j is always member j,
+## so a member's parameters can sit in your own arrays: @code{L(j)} in
+## @code{g = @@(Q) sum (Q.^2, 1) - L.^2}), fcn returns 2d-by-K, ConstraintFcn
+## m-by-K, ConstraintGradFcn m-by-d-by-K, the Events function nev-by-K
+## values, and the OutputFcn receives 2d-by-K.  With the explicit schemes
+## (odeSV, odeSE with @qcode{"Explicit"}, @qcode{"yes"}, odeVV) and the
+## separable RATTLE (odeRATTLE with @qcode{"Explicit"}, @qcode{"yes"} and a
+## quadratic kinetic energy), compositions included, each callback is called
+## once per stage for the whole ensemble, so the cost of a call (5 to 10
+## microseconds in the interpreter) is shared by the K members (bench/ensemble.m).
+## Every other scheme runs the members one after the other in the same call
+## (adaptive steps then need common output times, @var{tspan} with more than
+## two times, and the @qcode{"OutputFcn"} is refused).
+## The members are independent: each has its own Newton iteration, its own
+## events (a terminal event ends only its member) and its own failure (a
+## warning names the failed members; their outputs are NaN from then on,
+## the others go on).  Adaptive steps use one step size for all members, the
+## error of a step being the largest over them: the member that needs the
+## smallest steps sets them for all, and the callbacks stay batched (steps
+## of their own would give each member calls of its own).  Outputs:
+## @var{y} N-by-2d-by-K; @var{te}, @var{ye}, @var{ie} 1-by-K cells;
+## @var{sol}.y 2d-by-N-by-K, @var{sol}.status (0 reached the end, 1 ended by
+## a terminal event, @minus{}1 failed), @var{sol}.messages, and in
+## @var{sol}.stats the batched calls (nfevals) and member evaluations
+## (nfevalmembers).  Ensemble runs refuse @qcode{"Refine"},
+## @qcode{"HamiltonianFcn"}, @qcode{"InvariantFcn"}, @qcode{"OutputSel"},
+## @qcode{"Progress"}, @qcode{"StepControl"} @qcode{"reversible"} and
+## compensated summation, and start on the constraint manifold (a single run
+## projects its @var{y0}; an ensemble's inconsistent members are an error
+## naming them).  To spread a large ensemble or a parameter sweep over cores
+## or machines, see @code{odepkg_sweep}.
+##
 ## @strong{Monitoring} (off by default, no extra call when off):
 ## @qcode{"HamiltonianFcn"} H(t, y) and @qcode{"InvariantFcn"} (a vector of
 ## first integrals) give @code{sol.invariants} (@code{names}, @code{values} at

@@ -198,7 +198,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
   ## a composed run of order p interpolates through p output points, so
   ## deval and Refine keep the method's order (a cubic would give order 4)
-  p = composed_order (o);
+  p = odepkg_composed_order (o);
   if (p > 4 && ! lie)
     if (isempty (idata))
       idata = struct ();
@@ -361,16 +361,5 @@ function lie_options (solver, o)
     error ("odepkg:invalidOption",
            '%s: option "MassMatrix" must be a real, finite, square matrix (n-by-n, n the dimension of the group)',
            solver);
-  endif
-endfunction
-
-## The classical order of a composed run: the table's (its name ends in it)
-## or the Order option's; 2 for the plain methods.
-function p = composed_order (o)
-  p = 2;
-  if (isfield (o, "Composition") && ! isempty (o.Composition))
-    p = str2double (regexp (o.Composition, '\d+$', "match", "once"));
-  elseif (isfield (o, "Order") && ! isempty (o.Order))
-    p = o.Order;
   endif
 endfunction

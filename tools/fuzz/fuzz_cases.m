@@ -25,7 +25,9 @@ function cases = fuzz_cases (seed, n)
            "[0 1 1]", "[0 2 1]", "[-1 1]", "[0 4.9e-324]", "[1e16 1e16+2]", "true", "zeros (2)"};
   y0s = {"[1; 0]", "[1; 0; 0; 0]", "[]", "[NaN; 0]", "[Inf; 0]", "[1 0]", "1", "'a'", "{1}", ...
          "[1i; 0]", "sparse ([1; 0])", "int8 ([1; 0])", "1e308 * [1; 1]", "zeros (3, 1)", ...
-         "true (2, 1)", "[1; 0; 0; 0; 0; 0; 0; 0; 0; 0]", "ones (2)", "-0 * [1; 1]"};
+         "true (2, 1)", "[1; 0; 0; 0; 0; 0; 0; 0; 0; 0]", "ones (2)", "-0 * [1; 1]", ...
+         "[1 0 2; 0 1 0]", "[1 0; 0 1; 0 0; 0 0]", "[1 NaN; 0 0]", "ones (3, 2)", "zeros (2, 0)", ...
+         "ones (2, 2, 2)", "sparse ([1 0; 0 1])"};
   optvals = {"0.1", "-1", "0", "NaN", "Inf", "[]", "'yes'", "'no'", "'Yes'", "'maybe'", "{1}", ...
              "[1 2]", "1e-300", "1e300", "5", "2.5", "true", "@(varargin) false", ...
              "@(t, x) deal (x(1), 0, 0)", "@(q) q' * q - 1", "@(q) 2 * q'", "1i", "int8 (3)", ...
@@ -94,7 +96,7 @@ function cases = fuzz_cases (seed, n)
       cases{i} = sprintf ("o = odepkgset ('%s', %s, '%s', %s); out = {};", nm, pick (optvals),
                           pick (names), pick (optvals));
     else
-      k = randi (5);
+      k = randi (6);
       switch (k)
         case 1
           cases{i} = sprintf ("[t, y, s, ok, msg] = __odepkg_integrate__ (%s, %s, %s, %s, %s, %s, 'fuzz'); out = {t, y};",
@@ -142,6 +144,16 @@ function cases = fuzz_cases (seed, n)
             b = a;
           endif
           cases{i} = sprintf ("[y, yp] = __odepkg_rattlie__ ('interpolate', %s, %s, %s, %s, %s, %s, %s); out = {y, yp};", b{:});
+        case 6
+          ## the ensemble entry point: two oscillators, one argument perturbed
+          a = {"'stormer_verlet'", "@(t, x) [x(2,:); -x(1,:)]", "[0 1]", "[1 0; 0 1]", ...
+               "odepkgset ('TimeStepSize', 0.1, 'Explicit', 'yes')", "{}"};
+          b = {pick({"'rattle'", "'bogus'", "3", "'velocity_verlet'", "'symplectic_euler'"}), pick(fcns), ...
+               pick(spans), pick(y0s), pick({"struct ()", "3", opts, "odepkgset ('Explicit', 'yes', 'Events', @(t, x) deal (x(1,:), 0, 0), 'TimeStepSize', 0.1)"}), ...
+               pick({"{1}", "3"})};
+          k = randi (6);
+          a{k} = b{k};
+          cases{i} = sprintf ("[t, y, s, st, msg] = __odepkg_ensemble__ (%s, %s, %s, %s, %s, %s, 'fuzz'); out = {t, y};", a{:});
       endswitch
     endif
   endfor

@@ -125,30 +125,44 @@ class EnsembleIntegrator {
     Xout_.resize(n, K);
     double t = t0;
     double h = opts_.fixed_step > 0 ? dir * opts_.fixed_step : dir * first_step(t0, F0, std::abs(tf - t0));
-    std::size_t next_out = 1;
     const bool every_step = times.size() == 2;
-    while (dir * (tf - t) > 0) {
-      int k = 0;
-      for (int j = 0; j < K; ++j)
-        if (outcome_[j].state == MemberOutcome::State::Running) ids_[k++] = j;
-      if (k == 0) break;
-      const double target = times(static_cast<Eigen::Index>(next_out));
-      // a step that reaches the next output time (or falls short of it by
-      // round-off: fixed steps t0 + i h summed) lands on it
-      double hs = h;
-      const double rem = target - t;
-      const bool lands = dir * (hs - rem) >= 0 || std::abs(rem - hs) <= 1e-10 * std::abs(hs);
-      if (lands) hs = rem;
-      gather(k);
-      double t_new;
+    for (Eigen::Index seg = 1; seg < times.size(); ++seg) {
+      const double target = times(seg);
       if (opts_.fixed_step > 0) {
-        method_.step(t, hs, ids_.data(), k, Xa_.leftCols(k), Fa_.leftCols(k), Aa_.leftCols(k),
-                     X1_.leftCols(k), F1_.leftCols(k), A1_.leftCols(k), st1_.data());
-        for (int u = 0; u < k; ++u)
-          if (st1_[u] != StepStatus::Success) fail(ids_[u], t, st1_[u]);
-        t_new = lands ? target : t + hs;
-      } else {
-        // step doubling: one step of hs against two of hs/2
+        // as the single-run loop (loop/Integrator.hpp): steps of exactly h,
+        // t = t_start + i h, the last one shortened to end on the target
+        const double hs = dir * opts_.fixed_step;
+        const double steps = std::ceil((target - t) / hs - 1e-9);
+        if (!(steps < 9.0e15))
+          throw InputError("invalidInput", "TimeStepSize is too small for the time span");
+        const long nsteps = std::max(1L, static_cast<long>(steps));
+        const double t_start = t;
+        for (long i = 1; i <= nsteps; ++i) {
+          const double t_end = i == nsteps ? target : t_start + i * hs;
+          const double h_step = i == nsteps ? t_end - t : hs;
+          const int k = live();
+          if (k == 0) break;
+          gather(k);
+          method_.step(t, h_step, ids_.data(), k, Xa_.leftCols(k), Fa_.leftCols(k), Aa_.leftCols(k),
+                       X1_.leftCols(k), F1_.leftCols(k), A1_.leftCols(k), st1_.data());
+          for (int u = 0; u < k; ++u)
+            if (st1_[u] != StepStatus::Success) fail(ids_[u], t, st1_[u]);
+          commit(t, h_step, k);
+          t = t_end;
+          if ((every_step || i == nsteps) && !obs.output(t, output_states())) return Result::Stopped;
+        }
+        if (live() == 0) break;
+        continue;
+      }
+      // adaptive: step doubling, one step size for all members
+      while (dir * (target - t) > 0) {
+        const int k = live();
+        if (k == 0) break;
+        double hs = h;
+        const double rem = target - t;
+        const bool lands = dir * (hs - rem) >= 0 || std::abs(rem - hs) <= 1e-10 * std::abs(hs);
+        if (lands) hs = rem;
+        gather(k);
         const double hmin = 16 * std::numeric_limits<double>::epsilon() * std::max(std::abs(t), std::abs(tf));
         method_.step(t, hs, ids_.data(), k, Xa_.leftCols(k), Fa_.leftCols(k), Aa_.leftCols(k),
                      Xf_.leftCols(k), Ff_.leftCols(k), Af_.leftCols(k), st1_.data());
@@ -164,6 +178,7 @@ class EnsembleIntegrator {
           any_failed = any_failed || st1_[u] != StepStatus::Success;
         }
         if (any_failed && std::abs(hs) > hmin) {
+          // a failure may be the step's fault: retry smaller, down to the floor
           ++pb_.stats().rejected;
           h = 0.25 * hs;
           continue;
@@ -179,39 +194,19 @@ class EnsembleIntegrator {
           E = std::max(E, opts_.norm(err_, X1_.col(u), Xa_.col(u)));
         }
         if (!std::isfinite(E)) E = 1e10;
-        double fac = E > 0 ? opts_.safety * std::pow(E, -1.0 / (order() + 1)) : opts_.fac_max;
+        const double fac = E > 0 ? opts_.safety * std::pow(E, -1.0 / (order() + 1)) : opts_.fac_max;
         if (E > 1.0 && std::abs(hs) > hmin) {
           ++pb_.stats().rejected;
           h = hs * std::max(opts_.fac_min, std::min(1.0, fac));
           continue;
         }
-        t_new = lands ? target : t + hs;
         h = hs * std::max(opts_.fac_min, std::min(opts_.fac_max, fac));
         if (std::abs(h) > opts_.max_step) h = dir * opts_.max_step;
+        commit(t, hs, k);
+        t = lands ? target : t + hs;
+        if ((every_step || lands) && !obs.output(t, output_states())) return Result::Stopped;
       }
-      ++pb_.stats().steps;
-      // commit the members that succeeded
-      bool all_ok = k == pb_.members();
-      for (int u = 0; u < k && all_ok; ++u) all_ok = st1_[u] == StepStatus::Success;
-      if (all_ok) {
-        X_.swap(X1_);
-        F_.swap(F1_);
-        A_.swap(A1_);
-        pb_.set_background(&X_);
-      }
-      for (int u = 0; u < k && !all_ok; ++u) {
-        if (st1_[u] != StepStatus::Success) continue;
-        const int j = ids_[u];
-        X_.col(j) = X1_.col(u);
-        F_.col(j) = F1_.col(u);
-        A_.col(j) = A1_.col(u);
-      }
-      if (events_) check_events(t, hs, k);
-      t = t_new;
-      if (lands) ++next_out;
-      if (every_step || lands) {
-        if (!obs.output(t, output_states())) return Result::Stopped;
-      }
+      if (live() == 0) break;
     }
     for (int j = 0; j < K; ++j)
       if (outcome_[j].state == MemberOutcome::State::Running) outcome_[j].t_end = t;
@@ -219,6 +214,36 @@ class EnsembleIntegrator {
   }
 
  private:
+  /// ids_[0..k-1] = the running members; returns k.
+  int live() {
+    int k = 0;
+    for (int j = 0; j < pb_.members(); ++j)
+      if (outcome_[j].state == MemberOutcome::State::Running) ids_[k++] = j;
+    return k;
+  }
+
+  /// Keeps the members of the step t -> t + h that succeeded, then their events.
+  void commit(double t, double h, int k) {
+    ++pb_.stats().steps;
+    bool all_ok = k == pb_.members();
+    for (int u = 0; u < k && all_ok; ++u) all_ok = st1_[u] == StepStatus::Success;
+    if (all_ok) {
+      X_.swap(X1_);
+      F_.swap(F1_);
+      A_.swap(A1_);
+      pb_.set_background(&X_);
+    } else {
+      for (int u = 0; u < k; ++u) {
+        if (st1_[u] != StepStatus::Success) continue;
+        const int j = ids_[u];
+        X_.col(j) = X1_.col(u);
+        F_.col(j) = F1_.col(u);
+        A_.col(j) = A1_.col(u);
+      }
+    }
+    if (events_) check_events(t, h, k);
+  }
+
   void gather(int k) {
     if (k == pb_.members()) {  // all live: ids_ is 0..K-1
       Xa_ = X_;
