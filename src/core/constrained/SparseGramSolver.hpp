@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace odepkg {
 
@@ -36,11 +37,23 @@ class SparseGramSolver {
  public:
   explicit SparseGramSolver(double tol = 1e-10) : tol_(tol) {}
 
-  /// Factorize K = A diag(w) B^T for A, B of one pattern (A = B: the
-  /// symmetric Gram matrix).  Returns false if K is not finite.
+  /// Factorize K = G diag(w) G^T.  Returns false if K is not finite.
   bool factor(const SpMat& G, const ConstVecRef& w) {
-    Gw_ = G * w.asDiagonal();
-    K_ = Gw_ * G.transpose();
+    if (!gram_ready_ || !same_pattern(G, Gpattern_)) gram_pattern(G);
+    // K = sum over the columns k of G of w_k g_k g_k^T, into K's fixed
+    // pattern through the precomputed positions: O(sum_k nnz(g_k)^2)
+    Eigen::Map<Vec> kv(K_.valuePtr(), K_.nonZeros());
+    kv.setZero();
+    const double* gv = G.valuePtr();
+    const int* outer = G.outerIndexPtr();
+    const int* pos = pos_.data();
+    for (int k = 0; k < G.outerSize(); ++k) {
+      const double wk = w(k);
+      for (int a = outer[k]; a < outer[k + 1]; ++a) {
+        const double ga = wk * gv[a];
+        for (int c = outer[k]; c < outer[k + 1]; ++c) kv[*pos++] += ga * gv[c];
+      }
+    }
     return factor_K();
   }
 
@@ -116,6 +129,28 @@ class SparseGramSolver {
     return true;
   }
 
+  /// The pattern of K = G G^T (structural) and, for every pair of entries
+  /// of one column of G, the position of their product in K's values.
+  void gram_pattern(const SpMat& G) {
+    Gpattern_ = G;
+    K_ = G * SpMat(G.transpose());
+    K_.makeCompressed();
+    pos_.clear();
+    const int* outer = G.outerIndexPtr();
+    const int* inner = G.innerIndexPtr();
+    for (int k = 0; k < G.outerSize(); ++k)
+      for (int a = outer[k]; a < outer[k + 1]; ++a)
+        for (int c = outer[k]; c < outer[k + 1]; ++c) {
+          const int row = inner[a], col = inner[c];
+          const int* b = K_.innerIndexPtr() + K_.outerIndexPtr()[col];
+          const int* e = K_.innerIndexPtr() + K_.outerIndexPtr()[col + 1];
+          const int* f = std::find(b, e, row);
+          if (f == e) throw EigenAssertion("SparseGramSolver: an entry missing from the pattern of G G^T");
+          pos_.push_back(static_cast<int>(f - K_.innerIndexPtr()));
+        }
+    gram_ready_ = true;
+  }
+
   static bool same_pattern(const SpMat& a, const SpMat& b) {
     if (a.nonZeros() != b.nonZeros() || a.outerSize() != b.outerSize() || !a.isCompressed() || !b.isCompressed())
       return false;
@@ -124,7 +159,9 @@ class SparseGramSolver {
   }
 
   double tol_;
-  SpMat Gw_, K_, Ks_, Kpattern_;
+  SpMat Gpattern_, K_, Ks_, Kpattern_;
+  std::vector<int> pos_;  ///< positions in K_'s values of the products (gram_pattern)
+  bool gram_ready_ = false;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower> ldlt_;
   Eigen::Array<bool, Eigen::Dynamic, 1> keep_;
   Vec y_;

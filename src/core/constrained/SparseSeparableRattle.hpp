@@ -51,6 +51,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <cstdio>
+#include <cstdlib>
 
 namespace odepkg {
 
@@ -58,6 +60,8 @@ class SparseSeparableRattle : private RattleAcceptance {
  public:
   /// Iterations of x <- x + K^+ (r - S x) before K is refactorized.
   static constexpr int kInner = 12;
+  /// Relative accuracy of the solution of S x = r.
+  static constexpr double kInnerTol = 1e-8;
 
   explicit SparseSeparableRattle(RattleState& shared)
       : shared_(shared),
@@ -426,10 +430,14 @@ class SparseSeparableRattle : private RattleAcceptance {
         K_.solve(r_, c_);
         x += c_;
         const double nc = inf_norm(c_);
-        if (!(nc > 1e-3 * kRoundoffLeft * inf_norm(x))) {  // also 0 and NaN
+        // A relative error 1e-8 of the Newton correction leaves, after it,
+        // 1e-8 of what it corrected: below round-off from the second
+        // correction on (extrapolated guesses start within ~1e-6).
+        if (!(nc > kInnerTol * inf_norm(x))) {  // also 0 and NaN
           converged = std::isfinite(nc);
           break;
         }
+        if (std::getenv("ODEPKG_DEBUG_INNER")) std::fprintf(stderr, "  round %d k %d nc/nx %.3g rate %.3g\n", round, k, nc / inf_norm(x), nc / prev);
         if (nc > 0.5 * prev) break;
         prev = nc;
       }
