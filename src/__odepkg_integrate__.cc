@@ -113,6 +113,8 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     s.fns.f = args(1);
     OctaveProblem op (s.fns, n / 2, extra, who);
     HamiltonianProblem& problem = op.problem ();
+    // A sparse ConstraintGradFcn (seen at q0) is kept sparse (OctaveProblem).
+    op.probe_sparse_gradient (x0);
     std::unique_ptr<Stepper> stepper = make_stepper (method, op, s);
 
     // The user's derivatives against differences, once (odepkg:derivativeCheck).

@@ -1,0 +1,175 @@
+// SparseGramSolver.hpp — the multiplier systems of the sparse RATTLE path,
+// K = G diag(w) G^T (G sparse m x d, w > 0 the diagonal of T_pp), solved by
+// a sparse LDL^T factorization (Eigen's SimplicialLDLT, header-only, fill-
+// reducing AMD ordering; a chain's tridiagonal K costs O(m)).
+//
+// The symbolic analysis (ordering, elimination tree, pattern of L) is done
+// once per pattern of K — that of G is fixed (HamiltonianProblem keeps the
+// union of the patterns met) — and only the numeric factorization is
+// repeated.
+//
+// Rank deficiency (redundant constraints, singular configurations: G loses
+// rank, K is only semidefinite) shows as pivots D_i of LDL^T that are tiny
+// (|D_i| <= tol max D) or not positive.  Those pivots are dropped in the
+// solve (their component of L^{-1} b is set to 0: a truncated LDL^T, the
+// rank-revealing use of a semidefinite Cholesky of Higham, "Accuracy and
+// Stability of Numerical Algorithms", §10.3); for a consistent right-hand
+// side b in range(K) this is a solution of K x = b, not the minimum-norm one,
+// but G^T x, the constraint force, is the same for every solution.  An
+// exactly zero pivot stops Eigen's factorization: K is then factorized again
+// with a shift tol/1000 max K_ii on its diagonal (a regularisation far below
+// the drop tolerance), whose tiny pivots are dropped in the same way.
+#ifndef ODEPKG_CONSTRAINED_SPARSE_GRAM_SOLVER_HPP
+#define ODEPKG_CONSTRAINED_SPARSE_GRAM_SOLVER_HPP
+
+#include "Types.hpp"
+
+#include <Eigen/SparseCholesky>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace odepkg {
+
+class SparseGramSolver {
+ public:
+  explicit SparseGramSolver(double tol = 1e-10) : tol_(tol) {}
+
+  /// Factorize K = G diag(w) G^T.  Returns false if K is not finite.
+  bool factor(const SpMat& G, const ConstVecRef& w) {
+    if (!gram_ready_ || !same_pattern(G, Gpattern_)) gram_pattern(G);
+    // K = sum over the columns k of G of w_k g_k g_k^T, into K's fixed
+    // pattern through the precomputed positions: O(sum_k nnz(g_k)^2)
+    Eigen::Map<Vec> kv(K_.valuePtr(), K_.nonZeros());
+    kv.setZero();
+    const double* gv = G.valuePtr();
+    const int* outer = G.outerIndexPtr();
+    const int* pos = pos_.data();
+    for (int k = 0; k < G.outerSize(); ++k) {
+      const double wk = w(k);
+      for (int a = outer[k]; a < outer[k + 1]; ++a) {
+        const double ga = wk * gv[a];
+        for (int c = outer[k]; c < outer[k + 1]; ++c) kv[*pos++] += ga * gv[c];
+      }
+    }
+    return factor_K();
+  }
+
+  bool valid() const { return valid_; }
+  void invalidate() { valid_ = false; }
+  bool rank_deficient() const { return deficient_; }
+  int rank() const { return rank_; }
+  /// Ratio of the largest pivot to the smallest kept one (full rank) or to
+  /// the largest dropped one (rank-deficient; infinite for a zero one).
+  double condition_estimate() const { return cond_; }
+  /// The factorized K (lower triangle and diagonal significant: all of it,
+  /// as it is computed whole).
+  const SpMat& matrix() const { return K_; }
+
+  /// x = K^+ b by the truncated LDL^T (x may alias b).
+  void solve(const ConstVecRef& b, VecRef x) {
+    const auto& D = ldlt_.vectorD();
+    y_ = ldlt_.permutationP() * b;
+    ldlt_.matrixL().solveInPlace(y_);
+    for (Eigen::Index i = 0; i < y_.size(); ++i) y_(i) = keep_(i) ? y_(i) / D(i) : 0.0;
+    ldlt_.matrixU().solveInPlace(y_);
+    x = ldlt_.permutationPinv() * y_;
+  }
+
+ private:
+  bool factor_K() {
+    valid_ = false;
+    const Eigen::Map<const Vec> v(K_.valuePtr(), K_.nonZeros());
+    if (!v.allFinite()) return false;
+    if (!analysed_ || !same_pattern(K_, Kpattern_)) {
+      ldlt_.analyzePattern(K_);
+      Kpattern_ = K_;
+      analysed_ = true;
+    }
+    ldlt_.factorize(K_);
+    if (ldlt_.info() != Eigen::Success) {  // an exactly zero pivot: shift
+      double dmax = 0.0;
+      for (int j = 0; j < K_.outerSize(); ++j) dmax = std::max(dmax, std::abs(K_.coeff(j, j)));
+      const double shift = (dmax > 0.0 ? dmax : 1.0) * tol_ * 1e-3;
+      Ks_ = K_;
+      for (int j = 0; j < Ks_.outerSize(); ++j) Ks_.coeffRef(j, j) += shift;
+      if (!same_pattern(Ks_, Kpattern_)) {  // a structurally missing diagonal entry
+        ldlt_.analyzePattern(Ks_);
+        Kpattern_ = Ks_;
+      }
+      ldlt_.factorize(Ks_);
+      if (ldlt_.info() != Eigen::Success) return false;
+    }
+    const auto& D = ldlt_.vectorD();
+    const Eigen::Index n = D.size();
+    keep_.resize(n);
+    double dmax = 0.0;
+    for (Eigen::Index i = 0; i < n; ++i) dmax = std::max(dmax, D(i));
+    double kept_min = std::numeric_limits<double>::infinity(), dropped_max = 0.0;
+    rank_ = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      keep_(i) = dmax > 0.0 && D(i) > tol_ * dmax;
+      if (keep_(i)) {
+        ++rank_;
+        kept_min = std::min(kept_min, D(i));
+      } else {
+        dropped_max = std::max(dropped_max, std::max(D(i), 0.0));
+      }
+    }
+    deficient_ = rank_ < n;
+    if (rank_ == 0)
+      cond_ = std::numeric_limits<double>::infinity();
+    else if (deficient_)
+      cond_ = dropped_max > 0.0 ? dmax / dropped_max : std::numeric_limits<double>::infinity();
+    else
+      cond_ = dmax / kept_min;
+    valid_ = true;
+    return true;
+  }
+
+  /// The pattern of K = G G^T (structural) and, for every pair of entries
+  /// of one column of G, the position of their product in K's values.
+  void gram_pattern(const SpMat& G) {
+    Gpattern_ = G;
+    K_ = G * SpMat(G.transpose());
+    K_.makeCompressed();
+    pos_.clear();
+    const int* outer = G.outerIndexPtr();
+    const int* inner = G.innerIndexPtr();
+    for (int k = 0; k < G.outerSize(); ++k)
+      for (int a = outer[k]; a < outer[k + 1]; ++a)
+        for (int c = outer[k]; c < outer[k + 1]; ++c) {
+          const int row = inner[a], col = inner[c];
+          const int* b = K_.innerIndexPtr() + K_.outerIndexPtr()[col];
+          const int* e = K_.innerIndexPtr() + K_.outerIndexPtr()[col + 1];
+          const int* f = std::find(b, e, row);
+          if (f == e) throw EigenAssertion("SparseGramSolver: an entry missing from the pattern of G G^T");
+          pos_.push_back(static_cast<int>(f - K_.innerIndexPtr()));
+        }
+    gram_ready_ = true;
+  }
+
+  static bool same_pattern(const SpMat& a, const SpMat& b) {
+    if (a.nonZeros() != b.nonZeros() || a.outerSize() != b.outerSize() || !a.isCompressed() || !b.isCompressed())
+      return false;
+    return std::equal(a.outerIndexPtr(), a.outerIndexPtr() + a.outerSize() + 1, b.outerIndexPtr()) &&
+           std::equal(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros(), b.innerIndexPtr());
+  }
+
+  double tol_;
+  SpMat Gpattern_, K_, Ks_, Kpattern_;
+  std::vector<int> pos_;  ///< positions in K_'s values of the products (gram_pattern)
+  bool gram_ready_ = false;
+  Eigen::SimplicialLDLT<SpMat, Eigen::Lower> ldlt_;
+  Eigen::Array<bool, Eigen::Dynamic, 1> keep_;
+  Vec y_;
+  bool analysed_ = false, valid_ = false, deficient_ = false;
+  int rank_ = 0;
+  double cond_ = 1.0;
+};
+
+}  // namespace odepkg
+
+#endif
