@@ -39,15 +39,17 @@
 ## @qcode{"Explicit"}, @qcode{"yes"}, a sparse path: no full m-by-d, m-by-m or
 ## d-by-d matrix is formed, the Newton matrices G W G' (W the diagonal of
 ## T_pp: diagonal masses are assumed) are factorized by a sparse LDL' whose
-## ordering is analysed once, and a step of a chain costs O(m) time and
-## O(nnz (G)) memory, where a full G costs O(m^3) time and O(m d) memory.  It
-## pays from about a hundred constraints; above a few hundred the full path
-## is slow (about 0.1 s per step for 300 links of a chain, 2.4 s for 1000).
+## ordering is analysed once per pattern, and a step of a chain costs O(m)
+## time and O(nnz (G)) memory, where a full G costs O(m^3) time and O(m d)
+## memory.  It pays from about a hundred constraints; above a few hundred
+## the full path is slow (a chain of 1000 links: about 1 ms per step sparse,
+## 2.4 s full).
 ## The sparsity pattern must stay the same from call to call: entries that
 ## happen to be exactly zero may be left out (Octave's @code{sparse} drops
 ## them; the union of the patterns met is kept), but every entry that
-## appears for the first time costs a new analysis.  Without
-## @qcode{"Explicit"} the sparse G is used as a full matrix.  Redundant
+## appears for the first time costs a new analysis.  Elsewhere (without
+## @qcode{"Explicit"}, or constraints g(q, p)) a sparse G is made full, and
+## refused (@code{odepkg:sparseGradient}) beyond 4e6 entries.  Redundant
 ## constraints and singular configurations are warned as on the full path
 ## (@code{odepkg:singularConstraints}): the multipliers are then one solution
 ## of the singular system, the constraint forces G' lambda those of the
@@ -1041,6 +1043,21 @@ endfunction
 %!   err(i) = norm (y(end,:) - yr(end,:), Inf);
 %! endfor
 %! assert (polyfit (log (h), log (err), 1)(1), 2, 0.2);
+%!test
+%! ## without "Explicit" a sparse gradient is made full: the general path's
+%! ## trajectory is the separable path's; refused where that is large
+%! o = chain_opts (10, [], "TimeStepSize", 0.01, "TimeStepNumber", 50);
+%! [~, ys] = odeRATTLE (@chain_f, 0, chain_horizontal (10), o);
+%! [~, yg] = odeRATTLE (@chain_f, 0, chain_horizontal (10), odepkgset (o, "Explicit", "no"));
+%! assert (yg, ys, 1e-11);
+%! try
+%!   odeRATTLE (@chain_f, 0, chain_horizontal (1500), chain_opts (1500, [], "Explicit", "no", ...
+%!              "TimeStepSize", 0.01, "TimeStepNumber", 2));
+%!   error ("not refused");
+%! catch err
+%!   assert (err.identifier, "odepkg:sparseGradient");
+%!   assert (! isempty (strfind (err.message, '"Explicit"')));
+%! end_try_catch
 %!test
 %! ## a closed ring (n = 19 masses, 20 links, both ends of the chain at the
 %! ## origin) released folded flat along the x axis: there every link is
