@@ -36,6 +36,27 @@
 
 namespace odepkg {
 
+/// Eigen's sparse x dense products run on OpenMP threads when the oct-files
+/// are built with OpenMP (Octave's flags) and the matrix has more than 20000
+/// nonzeros; these memory-bound O(nnz) products then spend most of their
+/// time in the threads' barriers (measured: a 10^4-link chain 30x slower on
+/// a loaded 2-core machine).  The sparse path runs single-threaded inside
+/// this guard, which restores the setting after.
+class SingleThreadedEigen {
+ public:
+  SingleThreadedEigen() : saved_(Eigen::nbThreads()) {
+    if (saved_ != 1) Eigen::setNbThreads(1);
+  }
+  ~SingleThreadedEigen() {
+    if (saved_ != 1) Eigen::setNbThreads(saved_);
+  }
+  SingleThreadedEigen(const SingleThreadedEigen&) = delete;
+  SingleThreadedEigen& operator=(const SingleThreadedEigen&) = delete;
+
+ private:
+  int saved_;
+};
+
 class SparseGramSolver {
  public:
   explicit SparseGramSolver(double tol = 1e-10) : tol_(tol) {}

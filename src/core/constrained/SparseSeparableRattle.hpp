@@ -118,6 +118,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   }
 
   StepStatus step(Point& from, double h, Point& to) {
+    const SingleThreadedEigen single;
     if (velocity_.prepare(problem_, from.t, from.x)) {
       StepStatus s;
       if (step_affine(from, h, to, s)) return s;
@@ -128,6 +129,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// SHAKE's error estimate without its O(h) normal momentum (Rattle::
   /// restrict_error): e_p <- e_p - G^T (G G^T)^+ G e_p at q_1.
   bool restrict_momenta(const ConstVecRef& q1, VecRef ep) {
+    const SingleThreadedEigen single;
     if (!grad_at(q1, Gerr_)) return false;
     if (!err_.factor(Gerr_, Vec::Ones(d_)) || err_.rank_deficient()) return true;
     r_.noalias() = Gerr_ * ep;
