@@ -200,6 +200,7 @@ inline ProjectionResult project_onto_manifold(HamiltonianProblem& problem, doubl
 /// as rank deficiency).
 inline ProjectionResult project_onto_manifold_sparse(HamiltonianProblem& problem, double t, VecRef x,
                                                      double tol, int max_iterations) {
+  const SingleThreadedEigen single;
   ProjectionResult res;
   const int d = problem.dim(), m = problem.constraints();
   Vec gv(m), nu(m), hid(m), f(2 * d), f2(2 * d), x2(2 * d), w = Vec::Ones(d);

@@ -267,7 +267,7 @@ class HamiltonianProblem {
       merged_ = pattern_ + user_G_;
       G.swap(merged_);
     } else {
-      G = user_G_;
+      G.swap(user_G_);  // the callback refills user_G_'s buffers next time
     }
     const Eigen::Map<const Vec> v(G.valuePtr(), G.nonZeros());
     return v.allFinite();

@@ -1,7 +1,10 @@
 // SparseGramSolver.hpp — the multiplier systems of the sparse RATTLE path,
 // K = G diag(w) G^T (G sparse m x d, w > 0 the diagonal of T_pp), solved by
 // a sparse LDL^T factorization (Eigen's SimplicialLDLT, header-only, fill-
-// reducing AMD ordering; a chain's tridiagonal K costs O(m)).
+// reducing AMD ordering, or none for a K of small bandwidth; a chain's
+// tridiagonal K costs O(m)).  Eigen's sparse modules are header-only: no
+// library to link (SuiteSparse's CHOLMOD would need one, for supernodal
+// speed that matters only for K with much fill, not for chains or trees).
 //
 // The symbolic analysis (ordering, elimination tree, pattern of L) is done
 // once per pattern of K — that of G is fixed (HamiltonianProblem keeps the
@@ -32,6 +35,27 @@
 #include <vector>
 
 namespace odepkg {
+
+/// Eigen's sparse x dense products run on OpenMP threads when the oct-files
+/// are built with OpenMP (Octave's flags) and the matrix has more than 20000
+/// nonzeros; these memory-bound O(nnz) products then spend most of their
+/// time in the threads' barriers (measured: a 10^4-link chain 30x slower on
+/// a loaded 2-core machine).  The sparse path runs single-threaded inside
+/// this guard, which restores the setting after.
+class SingleThreadedEigen {
+ public:
+  SingleThreadedEigen() : saved_(Eigen::nbThreads()) {
+    if (saved_ != 1) Eigen::setNbThreads(1);
+  }
+  ~SingleThreadedEigen() {
+    if (saved_ != 1) Eigen::setNbThreads(saved_);
+  }
+  SingleThreadedEigen(const SingleThreadedEigen&) = delete;
+  SingleThreadedEigen& operator=(const SingleThreadedEigen&) = delete;
+
+ private:
+  int saved_;
+};
 
 class SparseGramSolver {
  public:
@@ -70,13 +94,24 @@ class SparseGramSolver {
 
   /// x = K^+ b by the truncated LDL^T (x may alias b).
   void solve(const ConstVecRef& b, VecRef x) {
-    const auto& D = ldlt_.vectorD();
-    y_ = ldlt_.permutationP() * b;
-    ldlt_.matrixL().solveInPlace(y_);
-    for (Eigen::Index i = 0; i < y_.size(); ++i) y_(i) = keep_(i) ? y_(i) / D(i) : 0.0;
-    ldlt_.matrixU().solveInPlace(y_);
-    x = ldlt_.permutationPinv() * y_;
+    with_ldlt([&](auto& l) {
+      const auto& D = l.vectorD();
+      if (l.permutationP().size() > 0)
+        y_ = l.permutationP() * b;
+      else
+        y_ = b;
+      l.matrixL().solveInPlace(y_);
+      for (Eigen::Index i = 0; i < y_.size(); ++i) y_(i) = keep_(i) ? y_(i) / D(i) : 0.0;
+      l.matrixU().solveInPlace(y_);
+      if (l.permutationPinv().size() > 0)
+        x = l.permutationPinv() * y_;
+      else
+        x = y_;
+    });
   }
+
+  /// The ordering in use: true for the natural one (a banded K).
+  bool natural_ordering() const { return natural_; }
 
  private:
   bool factor_K() {
@@ -84,25 +119,32 @@ class SparseGramSolver {
     const Eigen::Map<const Vec> v(K_.valuePtr(), K_.nonZeros());
     if (!v.allFinite()) return false;
     if (!analysed_ || !same_pattern(K_, Kpattern_)) {
-      ldlt_.analyzePattern(K_);
+      // A K of small bandwidth (a chain: tridiagonal) is factorized in its
+      // own order: no fill beyond the band, no permutation, sequential
+      // memory access; otherwise approximate minimum degree (AMD).
+      int band = 0;
+      for (int j = 0; j < K_.outerSize(); ++j)
+        for (SpMat::InnerIterator it(K_, j); it; ++it) band = std::max(band, std::abs(static_cast<int>(it.row()) - j));
+      natural_ = band <= kNaturalBand;
+      with_ldlt([&](auto& l) { l.analyzePattern(K_); });
       Kpattern_ = K_;
       analysed_ = true;
     }
-    ldlt_.factorize(K_);
-    if (ldlt_.info() != Eigen::Success) {  // an exactly zero pivot: shift
+    with_ldlt([&](auto& l) { l.factorize(K_); });
+    if (info() != Eigen::Success) {  // an exactly zero pivot: shift
       double dmax = 0.0;
       for (int j = 0; j < K_.outerSize(); ++j) dmax = std::max(dmax, std::abs(K_.coeff(j, j)));
       const double shift = (dmax > 0.0 ? dmax : 1.0) * tol_ * 1e-3;
       Ks_ = K_;
       for (int j = 0; j < Ks_.outerSize(); ++j) Ks_.coeffRef(j, j) += shift;
       if (!same_pattern(Ks_, Kpattern_)) {  // a structurally missing diagonal entry
-        ldlt_.analyzePattern(Ks_);
+        with_ldlt([&](auto& l) { l.analyzePattern(Ks_); });
         Kpattern_ = Ks_;
       }
-      ldlt_.factorize(Ks_);
-      if (ldlt_.info() != Eigen::Success) return false;
+      with_ldlt([&](auto& l) { l.factorize(Ks_); });
+      if (info() != Eigen::Success) return false;
     }
-    const auto& D = ldlt_.vectorD();
+    const Vec& D = natural_ ? nat_.vectorD() : amd_.vectorD();
     const Eigen::Index n = D.size();
     keep_.resize(n);
     double dmax = 0.0;
@@ -158,11 +200,25 @@ class SparseGramSolver {
            std::equal(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros(), b.innerIndexPtr());
   }
 
+  /// Largest bandwidth of K factorized in its own order.
+  static constexpr int kNaturalBand = 8;
+
+  template <class F>
+  void with_ldlt(F&& f) {
+    if (natural_)
+      f(nat_);
+    else
+      f(amd_);
+  }
+  Eigen::ComputationInfo info() const { return natural_ ? nat_.info() : amd_.info(); }
+
   double tol_;
   SpMat Gpattern_, K_, Ks_, Kpattern_;
   std::vector<int> pos_;  ///< positions in K_'s values of the products (gram_pattern)
   bool gram_ready_ = false;
-  Eigen::SimplicialLDLT<SpMat, Eigen::Lower> ldlt_;
+  Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> amd_;
+  Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::NaturalOrdering<int>> nat_;
+  bool natural_ = false;
   Eigen::Array<bool, Eigen::Dynamic, 1> keep_;
   Vec y_;
   bool analysed_ = false, valid_ = false, deficient_ = false;

@@ -51,8 +51,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <cstdio>
-#include <cstdlib>
 
 namespace odepkg {
 
@@ -120,6 +118,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   }
 
   StepStatus step(Point& from, double h, Point& to) {
+    const SingleThreadedEigen single;
     if (velocity_.prepare(problem_, from.t, from.x)) {
       StepStatus s;
       if (step_affine(from, h, to, s)) return s;
@@ -130,6 +129,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// SHAKE's error estimate without its O(h) normal momentum (Rattle::
   /// restrict_error): e_p <- e_p - G^T (G G^T)^+ G e_p at q_1.
   bool restrict_momenta(const ConstVecRef& q1, VecRef ep) {
+    const SingleThreadedEigen single;
     if (!grad_at(q1, Gerr_)) return false;
     if (!err_.factor(Gerr_, Vec::Ones(d_)) || err_.rank_deficient()) return true;
     r_.noalias() = Gerr_ * ep;
@@ -166,7 +166,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       const double weight = roundoff_weight(h, W_.lpNorm<Eigen::Infinity>(), q0, from.x.tail(d), opts_.tol);
       bool have_S = false;
       if (attempt == 0 && extrap) {
-        G1e_ = G0_ + (h / last_h_) * (G0_ - last_G0_);
+        extrapolate_G1(h);
         have_S = true;
       }
       guess_L(s, h, extrap);
@@ -186,7 +186,7 @@ class SparseSeparableRattle : private RattleAcceptance {
           if (!problem_.constraint_grad_sparse(q1_, G1e_)) return StepStatus::NonFinite;
           have_S = true;
         }
-        solve_S(W_, gv_, delta_, from.t);
+        solve_S(W_, gv_, delta_, from.t, 1e-3 * opts_.tol * std::abs(h) * std::max(1.0, inf_norm(ph_)) / weight);
         delta_ /= h;
         dp_.noalias() = G0_.transpose() * delta_;
         const double nd = weight * inf_norm(dp_) / std::max(1.0, inf_norm(ph_));
@@ -306,7 +306,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     guess_L(s, h, extrap);
     bool have_S = false;
     if (extrap) {
-      G1e_ = G0_ + (h / last_h_) * (G0_ - last_G0_);
+      extrapolate_G1(h);
       have_S = true;
     }
     long it = 0;
@@ -321,10 +321,10 @@ class SparseSeparableRattle : private RattleAcceptance {
         if (!problem_.constraint_grad_sparse(q1_, G1e_)) return true;
         have_S = true;
       }
-      solve_S(w, gv_, delta_, from.t);
+      ph_ = pbase_ - u_;
+      solve_S(w, gv_, delta_, from.t, 1e-3 * opts_.tol * std::abs(h) * std::max(1.0, inf_norm(ph_)) / weight);
       delta_ /= h;
       dp_.noalias() = G0_.transpose() * delta_;
-      ph_ = pbase_ - u_;
       const double nd = weight * inf_norm(dp_) / std::max(1.0, inf_norm(ph_));
       if (!std::isfinite(nd)) break;
       L_ += delta_;
@@ -417,13 +417,17 @@ class SparseSeparableRattle : private RattleAcceptance {
 
   /// x = S^{-1} r, S = G1e W G_0^T, by x <- x + K^+ (r - S x); K is
   /// refactorized at G1e once if that does not converge.
-  void solve_S(const Vec& w, const Vec& r, Vec& x, double t) {
+  /// `negligible`: a bound on |G_0^T x|_inf below which x is a correction
+  /// too small to matter (Newton's last); its first approximation is then
+  /// taken as it is.
+  void solve_S(const Vec& w, const Vec& r, Vec& x, double t, double negligible) {
     for (int round = 0; round < 2; ++round) {
       K_.solve(r, x);
       double prev = std::numeric_limits<double>::infinity();
       bool converged = false;
       for (int k = 0; k < kInner; ++k) {
         us_.noalias() = G0_.transpose() * x;
+        if (k == 0 && inf_norm(us_) <= negligible) return;
         us_.array() *= w.array();
         r_ = r;
         r_.noalias() -= G1e_ * us_;
@@ -432,17 +436,32 @@ class SparseSeparableRattle : private RattleAcceptance {
         const double nc = inf_norm(c_);
         // A relative error 1e-8 of the Newton correction leaves, after it,
         // 1e-8 of what it corrected: below round-off from the second
-        // correction on (extrapolated guesses start within ~1e-6).
-        if (!(nc > kInnerTol * inf_norm(x))) {  // also 0 and NaN
+        // correction on (extrapolated guesses start within ~1e-6).  The
+        // error left after x += c is about rate * |c|.
+        const double rate = k > 0 ? nc / prev : 1.0;
+        if (!(nc * std::min(1.0, rate) > kInnerTol * inf_norm(x))) {  // also 0 and NaN
           converged = std::isfinite(nc);
           break;
         }
-        if (std::getenv("ODEPKG_DEBUG_INNER")) std::fprintf(stderr, "  round %d k %d nc/nx %.3g rate %.3g\n", round, k, nc / inf_norm(x), nc / prev);
         if (nc > 0.5 * prev) break;
         prev = nc;
       }
       if (converged || round == 1) return;
       if (!factor_K(G1e_, w, t)) return;  // K at q_1: contraction O(h) smaller
+    }
+  }
+
+  /// G1e = G_0 + h/h_last (G_0 - G_{-1}): on the values when the patterns
+  /// agree (always, but after the pattern of G grew).
+  void extrapolate_G1(double h) {
+    const double c = h / last_h_;
+    if (HamiltonianProblem::same_pattern(G0_, last_G0_)) {
+      G1e_ = G0_;
+      Eigen::Map<Vec> v(G1e_.valuePtr(), G1e_.nonZeros());
+      const Eigen::Map<const Vec> a(G0_.valuePtr(), G0_.nonZeros()), b(last_G0_.valuePtr(), last_G0_.nonZeros());
+      v = a + c * (a - b);
+    } else {
+      G1e_ = G0_ + c * (G0_ - last_G0_);
     }
   }
 
@@ -505,14 +524,17 @@ class SparseSeparableRattle : private RattleAcceptance {
   }
 
   void remember_step(const ConstVecRef& q0, double h) {
-    store(q1_, G1_);
+    cache_q_[cache_next_] = q1_;  // G_1 moves into the cache (not needed after the step)
+    cache_G_[cache_next_].swap(G1_);
+    cache_ok_[cache_next_] = true;
+    cache_next_ = (cache_next_ + 1) % kCache;
     const bool cont = have_last_ && (shared_.last_q1.array() == q0.array()).all() &&
                       same_step(h, shared_.h_prev);
     nL_ = cont ? std::min(nL_ + 1, 3) : 1;
     Lprev3_ = Lprev2_;
     Lprev2_ = Lprev_;
     shared_.last_q1 = q1_;
-    last_G0_ = G0_;
+    last_G0_.swap(G0_);  // G_0 is not needed after the step
     last_h_ = h;
     have_last_ = true;
     Lprev_ = L_;
