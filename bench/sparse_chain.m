@@ -12,13 +12,14 @@
 ## fixed steps of h = 0.01, for each N in @var{Ns} (default 10, 10^2, @dots{},
 ## 10^5).  Per N: the time of the solver call (median of @var{runs}, default
 ## 5, after a warm-up) per step, all in (set-up, derivative check and
-## separability probe included), and the marginal cost of a step, from a
-## second run of 2 x @var{steps} steps (difference of the medians over
-## @var{steps}); the calls of f, g and G per step (all in and marginal); the
-## cost of those calls alone: f, g and G timed in an Octave loop on the
-## run's own output states (median over the states), weighted by the
-## marginal calls per step; and the ratio marginal time / callbacks' time
-## (1 = the step costs its callbacks and nothing more).  For the largest N
+## separability probe included), as wall time and as CPU time (getrusage:
+## meaningful on a shared machine), and the marginal CPU cost of a step,
+## from a second run of @var{steps} + K steps (difference of the medians over
+## K, K >= @var{steps} such that the K steps take 0.5 s); the calls of f, g and G per step (all in and marginal); the
+## cost of those calls alone: f, g and G timed (CPU) in an Octave loop over
+## the run's own output states, weighted by the marginal calls per step; and
+## the ratio marginal time / callbacks' time (1 = the step costs its
+## callbacks and nothing more).  For the largest N
 ## the peak resident memory of the solver call (VmHWM of /proc/self/status,
 ## reset through /proc/self/clear_refs before the call, less VmRSS before).
 ## An N is skipped once the previous one took more than 5 s per step (the
@@ -31,10 +32,11 @@
 ## @end deftypefn
 function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
   h = 0.01;
-  printf ("hanging chain, odeRATTLE Explicit, sparse ConstraintGradFcn, h = %g, %d and %d steps; medians of %d runs; Octave %s, %s\n",
-          h, steps, 2 * steps, runs, OCTAVE_VERSION, datestr (now (), 31));
-  printf ("%8s | %10s %10s | %-22s %-22s | %12s | %6s\n", "N", "ms/step", "marginal", "calls/step f g G",
-          "marginal f g G", "callbacks ms", "ratio");
+  printf ("hanging chain, odeRATTLE Explicit, sparse ConstraintGradFcn, h = %g, %d steps (marginal: from %d + K steps); medians of %d runs; Octave %s, %s\n",
+          h, steps, steps, runs, OCTAVE_VERSION, datestr (now (), 31));
+  printf ("CPU time (getrusage, this process) unless marked wall; the machine may be shared\n");
+  printf ("%8s | %10s %10s %10s | %-22s %-22s | %12s | %6s\n", "N", "wall ms/st", "ms/step", "marginal",
+          "calls/step f g G", "marginal f g G", "callbacks ms", "ratio");
   rows = struct ([]);
   prev = 0;
   for N = Ns
@@ -46,30 +48,32 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
     o = odepkgset ("ConstraintFcn", c.g, "ConstraintGradFcn", c.G, "ConstraintsNb", c.m,
                    "Explicit", "yes", "TimeStepSize", h);
     o1 = odepkgset (o, "TimeStepNumber", steps);
-    o2 = odepkgset (o, "TimeStepNumber", 2 * steps);
     r = ifelse_runs (N, runs);
     big = (N == max (Ns));
     if (big)
       rss0 = proc_status ("VmRSS");
       reset_peak ();
     endif
-    [t1, s1] = median_time (@() odeRATTLE (c.f, 0, c.y0, o1), r);
+    [w1, t1, s1] = median_times (@() odeRATTLE (c.f, 0, c.y0, o1), r);
     if (big)
       peak = proc_status ("VmHWM") - rss0;
     endif
-    [t2, s2] = median_time (@() odeRATTLE (c.f, 0, c.y0, o2), r);
+    ## the marginal step: K more steps, at least 0.5 s more of CPU time
+    K = min (100 * steps, max (steps, ceil (0.5 / (t1 / steps))));
+    o2 = odepkgset (o, "TimeStepNumber", steps + K);
+    [w2, t2, s2] = median_times (@() odeRATTLE (c.f, 0, c.y0, o2), r);
     n1 = calls (s1.stats);  n2 = calls (s2.stats);
-    marg = (n2 - n1) / steps;
-    tm = (t2 - t1) / steps;
+    marg = (n2 - n1) / K;
+    tm = (t2 - t1) / K;
     ## the callbacks alone, on the run's own states
-    Y = s2.y;
+    Y = s2.y(:, 1:min (end, 2 * steps + 1));
     d = 2 * N;
     tf = per_call (@(y) c.f (0, y), Y, 1:2*d);
     tg = per_call (c.g, Y, 1:d);
     tG = per_call (c.G, Y, 1:d);
     tcb = marg * [tf; tg; tG];
-    row = struct ("N", N, "ms_step", 1e3 * t1 / steps, "ms_marginal", 1e3 * tm,
-                  "calls", n1 / steps, "calls_marginal", marg,
+    row = struct ("N", N, "wall_ms_step", 1e3 * w1 / steps, "ms_step", 1e3 * t1 / steps, "ms_marginal", 1e3 * tm,
+                  "K", K, "calls", n1 / steps, "calls_marginal", marg,
                   "callbacks_ms", 1e3 * tcb, "ratio", tm / tcb, "t_f", tf, "t_g", tg, "t_G", tG,
                   "maxconstr", s2.stats.maxconstrresidual, "maxhidden", s2.stats.maxhiddenresidual,
                   "peak_MB", NaN);
@@ -81,11 +85,11 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
     else
       rows(end+1) = row;
     endif
-    printf ("%8d | %10.3f %10.3f | %6.2f %6.2f %6.2f   %6.2f %6.2f %6.2f   | %12.3f | %6.2f\n",
-            N, row.ms_step, row.ms_marginal, row.calls, marg, row.callbacks_ms, row.ratio);
-    prev = t1 / steps;
+    printf ("%8d | %10.3f %10.3f %10.3f | %6.2f %6.2f %6.2f   %6.2f %6.2f %6.2f   | %12.3f | %6.2f   (K = %d)\n",
+            N, row.wall_ms_step, row.ms_step, row.ms_marginal, row.calls, marg, row.callbacks_ms, row.ratio, K);
+    prev = w1 / steps;
   endfor
-  printf ("one call, ms (median over the run's states):\n%8s %10s %10s %10s   %s\n", "N", "f", "g", "G", "max |g|, max |G H_p| (solver's stats)");
+  printf ("one call, CPU ms (median):\n%8s %10s %10s %10s   %s\n", "N", "f", "g", "G", "max |g|, max |G H_p| (solver's stats)");
   for row = rows
     printf ("%8d %10.4f %10.4f %10.4f   %.1e, %.1e\n", row.N, 1e3 * [row.t_f, row.t_g, row.t_G],
             row.maxconstr, row.maxhidden);
@@ -108,18 +112,48 @@ function n = calls (st)
   n = [st.nfevals, st.nconstrevals, st.nconstrgradevals];
 endfunction
 
-## median seconds per call of fn over the columns of Y (rows sel of each)
+## median CPU seconds per call of fn over the columns of Y (rows sel of
+## each): the states looped over, the loop repeated to at least 0.2 s, the
+## median of 5 such timings
 function t = per_call (fn, Y, sel)
-  fn (Y(sel,1));                         # warm-up
   n = columns (Y);
-  ts = zeros (n, 1);
-  for k = 1:n
-    y = Y(sel,k);
-    t0 = tic ();
-    fn (y);
-    ts(k) = toc (t0);
+  Ys = Y(sel,:);
+  fn (Ys(:,1));                          # warm-up
+  reps = 1;
+  do
+    c0 = cputime ();
+    for r = 1:reps
+      for k = 1:n
+        fn (Ys(:,k));
+      endfor
+    endfor
+    c = cputime () - c0;
+    reps *= 2;
+  until (c >= 0.2 || reps > 2^16)
+  reps /= 2;
+  ts = zeros (5, 1);
+  for i = 1:5
+    c0 = cputime ();
+    for r = 1:reps
+      for k = 1:n
+        fn (Ys(:,k));
+      endfor
+    endfor
+    ts(i) = (cputime () - c0) / (reps * n);
   endfor
   t = median (ts);
+endfunction
+
+## medians of wall and CPU seconds of runs calls of fn after a warm-up
+function [w, c, out] = median_times (fn, runs)
+  out = fn ();
+  ws = cs = zeros (runs, 1);
+  for k = 1:runs
+    c0 = cputime ();  w0 = tic ();
+    out = fn ();
+    ws(k) = toc (w0);  cs(k) = cputime () - c0;
+  endfor
+  w = median (ws);  c = median (cs);
 endfunction
 
 ## a field of /proc/self/status in kB (NaN where unavailable)
