@@ -23,6 +23,10 @@ function run_benchmarks (runs = 5, only = "")
     bench_rattle (runs, rruns);
     return;
   endif
+  if (strcmp (only, "chain"))             # ONLY=chain make bench: the sparse hanging chain (issue 26) alone
+    sparse_chain (10 .^ (1:5), runs);
+    return;
+  endif
   if (strcmp (only, "rattlie"))          # ONLY=rattlie make bench: Hante's heavy top alone
     bench_rattlie (runs, rruns);
     return;

@@ -32,6 +32,43 @@
 ## claim is verified at t0 (two calls of f) and where the learned velocity
 ## model fails: a non-separable f is the error @code{odepkg:notSeparable}.
 ##
+## @strong{Sparse constraint gradients.}  Chains, ropes, polymers, molecular
+## and multibody models have thousands of constraints, each on a few
+## coordinates.  A @qcode{"ConstraintGradFcn"} returning a sparse matrix
+## (built, say, by @code{sparse (i, j, v, m, d)}) takes, with
+## @qcode{"Explicit"}, @qcode{"yes"}, a sparse path: no full m-by-d, m-by-m or
+## d-by-d matrix is formed, the Newton matrices G W G' (W the diagonal of
+## T_pp: diagonal masses are assumed) are factorized by a sparse LDL' whose
+## ordering is analysed once per pattern, and a step of a chain costs O(m)
+## time and O(nnz (G)) memory, where a full G costs O(m^3) time and O(m d)
+## memory.  It pays from about a hundred constraints; above a few hundred
+## the full path is slow (a chain of 1000 links: about 1 ms per step sparse,
+## 2.4 s full).
+## The sparsity pattern must stay the same from call to call: entries that
+## happen to be exactly zero may be left out (Octave's @code{sparse} drops
+## them; the union of the patterns met is kept), but every entry that
+## appears for the first time costs a new analysis.  Elsewhere (without
+## @qcode{"Explicit"}, or constraints g(q, p)) a sparse G is made full, and
+## refused (@code{odepkg:sparseGradient}) beyond 4e6 entries.  Redundant
+## constraints and singular configurations are warned as on the full path
+## (@code{odepkg:singularConstraints}): the multipliers are then one solution
+## of the singular system, the constraint forces G' lambda those of the
+## minimum-norm one.  A planar chain of 1000 unit links pinned at the
+## origin, q = [x_1; y_1; x_2; y_2; @dots{}], released horizontally:
+## @example
+## n = 1000;
+## D = @@(q) diff ([zeros(2, 1), reshape(q, 2, [])], 1, 2);   # links x_k - x_(k-1)
+## I = [kron(1:n, [1 1]), kron(2:n, [1 1])];  J = [1:2*n, 1:2*n-2];
+## G = @@(q) sparse (I, J, 2 * [D(q)(:); -reshape(D(q)(:,2:end), [], 1)], n, 2*n);
+## opts = odepkgset ("ConstraintFcn", @@(q) (sum (D (q) .^ 2, 1) - 1).', ...
+##                   "ConstraintGradFcn", G, "ConstraintsNb", n, "Explicit", "yes", ...
+##                   "TimeStepSize", 0.01, "TimeStepNumber", 100);
+## f = @@(t, y) [y(2*n+1:end); repmat([0; -1], n, 1)];     # H = |p|^2/2 + sum y_k
+## y0 = [reshape([1:n; zeros(1, n)], [], 1); zeros(2*n, 1)];
+## sol = odeRATTLE (f, 0, y0, opts);
+## sol.stats.maxconstrresidual                     # round-off
+## @end example
+##
 ## Higher orders: @qcode{"Order"}, 4, 6, 8 or 10 (or @qcode{"Composition"}, a
 ## table name, see @code{odeSV}) composes s RATTLE substeps of sizes g_1 h,
 ## @dots{}, g_s h (Hairer, Lubich, Wanner, Sects. II.4 and V.3): RATTLE is
@@ -683,6 +720,55 @@ endfunction
 %! xlabel ("CPU time [s]");  ylabel ("error at t = 10");
 %! title ("Cartesian pendulum to t = 10: error against CPU time");
 
+%!demo
+%! ## A chain of 1000 unit links (unit masses, pinned at the origin, unit
+%! ## gravity) released straight and horizontal at rest, t up to 30, h = 0.01:
+%! ## odeRATTLE ("Explicit") with a sparse ConstraintGradFcn, built by
+%! ## sparse (i, j, v, m, d), q = [x_1; y_1; x_2; y_2; ...].  Left: the chain
+%! ## at t = 0, 10, 20, 30 (its far part falls freely, y = -t^2/2, until the
+%! ## pin's pull reaches it); right: max |g(q)| and |G(q) H_p| over the links,
+%! ## at round-off (|q| ~ 10^3: 10^3 eps), and the energy error (H_0 = 0),
+%! ## which grows as h^2 while the motion near the pin speeds up, -0.02 at
+%! ## t = 30 against the -3.3e5 of potential energy turned into motion.
+%! n = 1000;  h = 0.01;  tout = 0:0.1:30;
+%! D = @(q) diff ([zeros(2, 1), reshape(q, 2, [])], 1, 2);   # links x_k - x_(k-1)
+%! g = @(q) (sum (D (q) .^ 2, 1) - 1).';
+%! I = [kron(1:n, [1 1]), kron(2:n, [1 1])];                  # the pattern of G:
+%! J = [1:2*n, 1:2*n-2];                                      # row k, columns 2k-3 ... 2k
+%! Gv = @(L) 2 * [L(:); -reshape(L(:,2:end), [], 1)];
+%! G = @(q) sparse (I, J, Gv (D (q)), n, 2*n);
+%! f = @(t, y) [y(2*n+1:end); repmat([0; -1], n, 1)];         # H = |p|^2/2 + sum y_k
+%! y0 = [reshape([1:n; zeros(1, n)], [], 1); zeros(2*n, 1)];
+%! opts = odepkgset ("ConstraintFcn", g, "ConstraintGradFcn", G, "ConstraintsNb", n, ...
+%!                   "Explicit", "yes", "TimeStepSize", h);
+%! t0 = tic ();  sol = odeRATTLE (f, tout, y0, opts);  cpu = toc (t0);
+%! Y = sol.y;  nt = columns (Y);
+%! res = zeros (nt, 2);
+%! for k = 1:nt
+%!   q = Y(1:2*n,k);
+%!   res(k,:) = [norm(g (q), Inf), norm(G (q) * Y(2*n+1:end,k), Inf)];
+%! endfor
+%! E = sum (Y(2*n+1:end,:) .^ 2, 1) / 2 + sum (Y(2:2:2*n,:), 1);
+%! clf;
+%! axes ("position", [0.09 0.13 0.40 0.75]);  hold on;
+%! for ts = [0 10 20 30]
+%!   k = find (abs (sol.x - ts) < h / 2, 1);
+%!   plot ([0, Y(1:2:2*n,k).'], [0, Y(2:2:2*n,k).'], "linewidth", 1.5);
+%!   text (Y(2*n-1,k) + 20, Y(2*n,k) + 25 * (ts == 0) - 25 * (ts == 10), sprintf ("t = %g", ts));
+%! endfor
+%! hold off;  axis ("equal");  axis ([-100 1250 -900 100]);  set (gca, "xtick", 0:250:1000);
+%! xlabel ("x");  ylabel ("y");
+%! title (sprintf ("%d-link chain: %d steps in %.1f s", n, sol.stats.nsteps, cpu));
+%! axes ("position", [0.58 0.58 0.39 0.32]);
+%! semilogy (sol.x, res(:,1) + eps / 100, sol.x, res(:,2) + eps / 100);
+%! axis ([0 30 1e-17 1]);  set (gca, "ytick", 10.^(-15:5:0));
+%! ylabel ("residual");  title ("max |g(q)| (blue), max |G(q) H_p| (red)");
+%! axes ("position", [0.58 0.13 0.39 0.32]);
+%! plot (sol.x, E - E(1));
+%! xlabel ("t");  ylabel ("H - H_0");
+%! title ("energy error");
+%! text (0.03, 0.2, sprintf ("potential energy at t = 30: %.1e", sum (Y(2:2:2*n,end))), "units", "normalized");
+
 %!test
 %! ## Monitoring with constraints: residuals |g| and |G H_p| and the index-1
 %! ## multipliers at every output time.  Pendulum, g = |q|^2 - 1, p' = -e2 -
@@ -939,3 +1025,158 @@ endfunction
 %! endfor
 %! assert (hid < 2e-9);
 %! assert (sol.stats.maxhiddenresidual >= hid && sol.stats.maxhiddenresidual < 2e-8);
+
+## Sparse constraint gradients: the planar hanging chain of n unit links and
+## unit masses, the first link pinned at the origin, H = |p|^2/2 + sum y_k,
+## g_k = |x_k - x_(k-1)|^2 - 1 (x_0 = 0); q = [x_1; y_1; x_2; y_2; ...]
+## interleaved, so that G is banded (row k: columns 2k-3 ... 2k).  With an
+## anchor a the last mass is linked to it too, g_(n+1) = |a - x_n|^2 - 1.
+%!function g = chain_cons (q, anchor)
+%!  X = reshape (q, 2, []);
+%!  D = diff ([zeros(2, 1), X, anchor], 1, 2);
+%!  g = (D(1,:).^2 + D(2,:).^2).' - 1;
+%!endfunction
+%!function G = chain_grad (q, anchor)
+%!  ## sparse (i, j, v, m, d): row k holds 2 (x_k - x_(k-1)) in columns
+%!  ## 2k-1, 2k and its negative in columns 2k-3, 2k-2
+%!  n = numel (q) / 2;  m = n + ! isempty (anchor);  k = 2:n;
+%!  D = 2 * diff ([zeros(2, 1), reshape(q, 2, n), anchor], 1, 2);
+%!  i = [1:n, 1:n, k, k];
+%!  j = [1:2:2*n, 2:2:2*n, 2*k-3, 2*k-2];
+%!  v = [D(1,1:n), D(2,1:n), -D(1,k), -D(2,k)];
+%!  if (! isempty (anchor))
+%!    i = [i, m, m];  j = [j, 2*n-1, 2*n];  v = [v, -D(:,m).'];
+%!  endif
+%!  G = sparse (i, j, v, m, 2*n);
+%!endfunction
+%!function dy = chain_f (t, y)
+%!  d = numel (y) / 2;
+%!  dy = [y(d+1:end); repmat([0; -1], d/2, 1)];
+%!endfunction
+%!function E = chain_energy (Y)
+%!  ## H of each row of Y = [q', p']
+%!  d = columns (Y) / 2;
+%!  E = sum (Y(:,d+1:end).^2, 2) / 2 + sum (Y(:,2:2:d), 2);
+%!endfunction
+%!function o = chain_opts (n, anchor, varargin)
+%!  o = odepkgset ("ConstraintFcn", @(q) chain_cons (q, anchor), ...
+%!                 "ConstraintGradFcn", @(q) chain_grad (q, anchor), ...
+%!                 "ConstraintsNb", n + ! isempty (anchor), "Explicit", "yes", varargin{:});
+%!endfunction
+%!function y0 = chain_horizontal (n)
+%!  ## straight along the x axis, at rest: g = 0 and G H_p = 0 exactly
+%!  y0 = [reshape([1:n; zeros(1, n)], [], 1); zeros(2*n, 1)];
+%!endfunction
+%!function [cmax, hmax] = chain_residuals (Y, anchor)
+%!  ## max over the rows of Y of |g(q)|_inf and |G(q) H_p|_inf, evaluated here
+%!  d = columns (Y) / 2;  cmax = hmax = 0;
+%!  for k = 1:rows (Y)
+%!    q = Y(k,1:d).';
+%!    cmax = max (cmax, norm (chain_cons (q, anchor), Inf));
+%!    hmax = max (hmax, norm (chain_grad (q, anchor) * Y(k,d+1:end).', Inf));
+%!  endfor
+%!endfunction
+
+%!test
+%! ## a sparse ConstraintGradFcn gives the trajectory of the same gradient
+%! ## as a full matrix (chain of 20 links falling from the horizontal)
+%! o = chain_opts (20, [], "TimeStepSize", 0.01, "TimeStepNumber", 100);
+%! [ts, ys] = odeRATTLE (@chain_f, 0, chain_horizontal (20), o);
+%! of = odepkgset (o, "ConstraintGradFcn", @(q) full (chain_grad (q, [])));
+%! [tf, yf] = odeRATTLE (@chain_f, 0, chain_horizontal (20), of);
+%! assert (ts, tf);
+%! assert (norm (ys - yf, Inf) <= 1e-12 * norm (yf, Inf));
+%! [cmax, hmax] = chain_residuals (ys, []);
+%! assert (cmax <= 1e-13 && hmax <= 1e-13);
+%! assert (min (ys(end,2:2:40)) < -0.4);       # it fell (free fall: -t^2/2 = -0.5)
+%!test
+%! ## order 2, fitted over three step sizes against a run at h = 2.5e-4
+%! ## (chain of 10 links falling from the horizontal, t in [0, 1])
+%! o = chain_opts (10, []);
+%! y0 = chain_horizontal (10);
+%! [~, yr] = odeRATTLE (@chain_f, [0 1], y0, odepkgset (o, "TimeStepSize", 2.5e-4));
+%! h = [0.02 0.01 0.005];  err = zeros (size (h));
+%! for i = 1:numel (h)
+%!   [~, y] = odeRATTLE (@chain_f, [0 1], y0, odepkgset (o, "TimeStepSize", h(i)));
+%!   err(i) = norm (y(end,:) - yr(end,:), Inf);
+%! endfor
+%! assert (polyfit (log (h), log (err), 1)(1), 2, 0.2);
+%!test
+%! ## without "Explicit" a sparse gradient is made full: the general path's
+%! ## trajectory is the separable path's; refused where that is large
+%! o = chain_opts (10, [], "TimeStepSize", 0.01, "TimeStepNumber", 50);
+%! [~, ys] = odeRATTLE (@chain_f, 0, chain_horizontal (10), o);
+%! [~, yg] = odeRATTLE (@chain_f, 0, chain_horizontal (10), odepkgset (o, "Explicit", "no"));
+%! assert (yg, ys, 1e-11);
+%! try
+%!   odeRATTLE (@chain_f, 0, chain_horizontal (1500), chain_opts (1500, [], "Explicit", "no", ...
+%!              "TimeStepSize", 0.01, "TimeStepNumber", 2));
+%!   error ("not refused");
+%! catch err
+%!   assert (err.identifier, "odepkg:sparseGradient");
+%!   assert (! isempty (strfind (err.message, '"Explicit"')));
+%! end_try_catch
+%!test
+%! ## a closed ring (n = 19 masses, 20 links, both ends of the chain at the
+%! ## origin) released folded flat along the x axis: there every link is
+%! ## parallel, the closing link's constraint is redundant (rank 19 of 20).
+%! ## odepkg:singularConstraints is warned and the run goes on to the end,
+%! ## on the constraints; by the ring's mirror symmetry k <-> n+1-k (initial
+%! ## data included) its two strands stay together as it swings down.
+%! n = 19;  M = (n + 1) / 2;  a = [0; 0];
+%! y0 = [reshape([1:M, M-1:-1:1; zeros(1, n)], [], 1); zeros(2*n, 1)];
+%! o = chain_opts (n, a, "TimeStepSize", 0.01, "TimeStepNumber", 300);
+%! lastwarn ("");
+%! txt = evalc ("sol = odeRATTLE (@chain_f, 0, y0, o);");   # the warning, caught
+%! [~, id] = lastwarn ();
+%! assert (id, "odepkg:singularConstraints");
+%! assert (! isempty (strfind (txt, "rank-deficient")));
+%! assert (sol.x(end), 3, 1e-12);
+%! assert (sol.stats.nrankdeficient >= 1);
+%! Y = sol.y.';
+%! [cmax, hmax] = chain_residuals (Y, a);
+%! assert (cmax <= 1e-13 && hmax <= 1e-13);
+%! mirror = reshape ([2*(n:-1:1)-1; 2*(n:-1:1)], 1, []);         # x_k -> x_(n+1-k)
+%! assert (max (max (abs (Y(:,1:2*n) - Y(:,mirror)))) <= 1e-10);
+%! assert (min (Y(end,2:2:2*n)) < -2);          # it swung down
+%! E = chain_energy (Y);
+%! assert (max (abs (E - E(1))) < 1e-2);
+%!test
+%! ## a fully stretched chain: 9 masses, 10 links, pinned at the origin and
+%! ## at (0, -10), hanging straight down at rest.  Every gradient has a y
+%! ## component only: rank 9 of 10 (the tensions are determined up to a
+%! ## common one).  Warned, and the chain stays at rest to the end.
+%! n = 9;  a = [0; -(n+1)];
+%! y0 = [reshape([zeros(1, n); -(1:n)], [], 1); zeros(2*n, 1)];
+%! o = chain_opts (n, a, "TimeStepSize", 0.01, "TimeStepNumber", 300);
+%! lastwarn ("");
+%! txt = evalc ("sol = odeRATTLE (@chain_f, 0, y0, o);");   # the warning, caught
+%! [~, id] = lastwarn ();
+%! assert (id, "odepkg:singularConstraints");
+%! assert (! isempty (strfind (txt, "rank-deficient")));
+%! assert (sol.x(end), 3, 1e-12);
+%! assert (max (max (abs (sol.y - y0))) <= 1e-12);
+%!test
+%! ## 10^4 links (sparse path: O(m) per step), hanging straight down, a
+%! ## transverse wave packet (speed 0.1, wavelength 50 links) started near
+%! ## the top; t up to 2.5.  |g| and |G H_p| at round-off at every output:
+%! ## |q| ~ n, so the links x_k - x_(k-1) carry n eps.  Energy bounded, no
+%! ## drift: the last fifth's largest error no more than 1.5 x the first's.
+%! ## (The potential sum y_k ~ -n^2/2 is taken from the rest state, sum
+%! ## (y_k + k), whose round-off is below the method's error; the top's
+%! ## transverse waves reach omega ~ 2 sqrt (n) = 200, and h = 0.005 keeps
+%! ## h omega = 1 below Stormer-Verlet's bound 2.)
+%! n = 1e4;  k = 1:n;
+%! v = 0.1 * exp (-((k - 100) / 30) .^ 2) .* sin (2 * pi * k / 50);
+%! y0 = [reshape([zeros(1, n); -k], [], 1); reshape([v; zeros(1, n)], [], 1)];
+%! T = 2.5;  tout = linspace (0, T, 201);
+%! sol = odeRATTLE (@chain_f, tout, y0, chain_opts (n, [], "TimeStepSize", 0.005));
+%! assert (sol.x(end), T, 1e-12);
+%! Y = sol.y.';
+%! [cmax, hmax] = chain_residuals (Y, []);
+%! assert (cmax <= 10 * eps * n);
+%! assert (hmax <= eps * n);
+%! E = sum (Y(:,2*n+1:end) .^ 2, 2) / 2 + sum (Y(:,2:2:2*n) + k, 2);
+%! dE = abs (E - E(1));
+%! assert (max (dE) < 1e-3 * E(1));
+%! assert (max (dE(161:201)) <= 1.5 * max (dE(1:41)));

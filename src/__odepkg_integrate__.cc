@@ -113,6 +113,8 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     s.fns.f = args(1);
     OctaveProblem op (s.fns, n / 2, extra, who);
     HamiltonianProblem& problem = op.problem ();
+    // A sparse ConstraintGradFcn (seen at q0) is kept sparse (OctaveProblem).
+    op.probe_sparse_gradient (x0);
     std::unique_ptr<Stepper> stepper = make_stepper (method, op, s);
 
     // The user's derivatives against differences, once (odepkg:derivativeCheck).
@@ -267,6 +269,100 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 %!error <RelTol> __odepkg_integrate__ ("stormer_verlet", f, [0 1], [1; 0], struct ("RelTol", -1), {})
 %!error <non-finite> __odepkg_integrate__ ("stormer_verlet", @(t, x) [NaN; 0], [0 1], [1; 0], struct (), {})
 %!error <Invalid call> __odepkg_integrate__ ()
+%!function r = chain_g (q, N)
+%!  x = reshape (q, 2, N);
+%!  dx = diff ([zeros(2,1), x], 1, 2);
+%!  r = (sum (dx.^2, 1) - 1).';
+%!endfunction
+%!function G = chain_G (q, N)
+%!  ## the gradient of chain_g: rows [2 dx_k, -2 dx_k] on points k, k-1
+%!  x = reshape (q, 2, N);
+%!  dx = 2 * diff ([zeros(2,1), x], 1, 2);
+%!  k = 1:N;
+%!  G = sparse ([k, k, k(2:end), k(2:end)], [2*k-1, 2*k, 2*k(2:end)-3, 2*k(2:end)-2],
+%!              [dx(1,:), dx(2,:), -dx(1,2:end), -dx(2,2:end)], N, 2*N);
+%!endfunction
+%!function A = ifelse_full (A, c)
+%!  if (c)
+%!    A = full (A);
+%!  endif
+%!endfunction
+%!function y0 = chain_y0 (N)
+%!  ang = repmat ([0.3; 0.9], ceil (N/2), 1)(1:N);
+%!  y0 = [reshape([cumsum(cos(ang)).'; -cumsum(sin(ang)).'], 2*N, 1); zeros(2*N, 1)];
+%!endfunction
+%!test
+%! ## a sparse ConstraintGradFcn (hanging chain, N = 20 links) gives the
+%! ## trajectory of the same gradient returned full, to round-off, with the
+%! ## same calls of the constraint functions
+%! N = 20;  d = 2*N;  grav = repmat ([0; -1], N, 1);
+%! f = @(t, y) [y(d+1:end); grav];
+%! o = struct ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintFcn", @(q) chain_g (q, N),
+%!             "ConstraintGradFcn", @(q) chain_G (q, N), "ConstraintsNb", N);
+%! [t, ys, sts, oks] = __odepkg_integrate__ ("rattle", f, [0 1], chain_y0 (N), o, {});
+%! o.ConstraintGradFcn = @(q) full (chain_G (q, N));
+%! [t, yd, std, okd] = __odepkg_integrate__ ("rattle", f, [0 1], chain_y0 (N), o, {});
+%! assert (oks && okd);
+%! assert (ys, yd, 1e-11 * max (abs (yd(:))));
+%! assert (sts.nconstrgradevals, std.nconstrgradevals);
+%! assert (sts.nconstrevals, std.nconstrevals);
+%! assert (norm (chain_g (ys(end, 1:d).', N), Inf) < 1e-13);
+%! assert (norm (chain_G (ys(end, 1:d).', N) * ys(end, d+1:end).', Inf) < 1e-13);
+%!test
+%! ## a sparse gradient whose pattern changes (sparse () drops the zeros of
+%! ## a horizontal chain's vertical components) and one returned full on
+%! ## some calls: both taken as they come
+%! N = 12;  d = 2*N;  grav = repmat ([0; -1], N, 1);
+%! f = @(t, y) [y(d+1:end); grav];
+%! y0 = [reshape([1:N; zeros(1, N)], d, 1); zeros(d, 1)];
+%! Gmix = @(q) ifelse_full (chain_G (q, N), q(2) < -0.01);
+%! o = struct ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintFcn", @(q) chain_g (q, N),
+%!             "ConstraintGradFcn", Gmix, "ConstraintsNb", N);
+%! [t, ys, s1, oks] = __odepkg_integrate__ ("rattle", f, [0 0.5], y0, o, {});
+%! o.ConstraintGradFcn = @(q) full (chain_G (q, N));
+%! [t, yd, s2, okd] = __odepkg_integrate__ ("rattle", f, [0 0.5], y0, o, {});
+%! assert (oks && okd);
+%! assert (ys, yd, 1e-11 * max (abs (yd(:))));
+%!test
+%! ## link 1 listed twice: a redundant set, warned (odepkg:singularConstraints)
+%! ## and integrated as the chain listed once
+%! N = 8;  d = 2*N;  grav = repmat ([0; -1], N, 1);
+%! f = @(t, y) [y(d+1:end); grav];
+%! o = struct ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintFcn", @(q) chain_g (q, N),
+%!             "ConstraintGradFcn", @(q) chain_G (q, N), "ConstraintsNb", N);
+%! [t1, y1] = __odepkg_integrate__ ("rattle", f, [0 0.5], chain_y0 (N), o, {});
+%! o.ConstraintFcn = @(q) [chain_g(q, N); chain_g(q, N)(1)];
+%! o.ConstraintGradFcn = @(q) [chain_G(q, N); chain_G(q, N)(1, :)];
+%! o.ConstraintsNb = N + 1;
+%! lastwarn ("");
+%! txt = evalc ('[t2, y2, st, ok] = __odepkg_integrate__ ("rattle", f, [0 0.5], chain_y0 (N), o, {});');
+%! [msg, id] = lastwarn ();
+%! assert (ok);
+%! assert (id, "odepkg:singularConstraints");
+%! assert (st.nrankdeficient > 0);
+%! assert (y2, y1, 1e-11 * max (abs (y1(:))));
+%!test
+%! ## without "Explicit" a sparse G is made dense where that is small ...
+%! N = 5;  d = 2*N;  grav = repmat ([0; -1], N, 1);
+%! f = @(t, y) [y(d+1:end); grav];
+%! o = struct ("TimeStepSize", 0.01, "ConstraintFcn", @(q) chain_g (q, N),
+%!             "ConstraintGradFcn", @(q) chain_G (q, N), "ConstraintsNb", N);
+%! [t1, ys, s1, ok] = __odepkg_integrate__ ("rattle", f, [0 0.1], chain_y0 (N), o, {});
+%! o.ConstraintGradFcn = @(q) full (chain_G (q, N));
+%! [t2, yd] = __odepkg_integrate__ ("rattle", f, [0 0.1], chain_y0 (N), o, {});
+%! assert (ok);
+%! assert (ys, yd, 1e-13);
+%!error id=odepkg:sparseGradient
+%! ## ... and refused with a clear message where it is not (m d > 4e6)
+%! N = 1500;  d = 2*N;  grav = repmat ([0; -1], N, 1);
+%! f = @(t, y) [y(d+1:end); grav];
+%! o = struct ("TimeStepSize", 0.01, "ConstraintFcn", @(q) chain_g (q, N),
+%!             "ConstraintGradFcn", @(q) chain_G (q, N), "ConstraintsNb", N);
+%! __odepkg_integrate__ ("rattle", f, [0 0.01], chain_y0 (N), o, {});
+%!error <ConstraintGradFcn must return a real 3-by-4 matrix>
+%! o = struct ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintFcn", @(q) zeros (3, 1),
+%!             "ConstraintGradFcn", @(q) ifelse_full (sparse (3, 7), q(1) < 0.5), "ConstraintsNb", 3);
+%! __odepkg_integrate__ ("rattle", @(t, y) [y(5:8); zeros(4, 1)], [0 0.1], [1; 0; 0; 0; 0; 0; 0; 0], o, {});
 %!test
 %! ## an error inside the user's function keeps its identifier
 %! g = @(t, x) error ("mine:oops", "user failure");

@@ -12,6 +12,7 @@
 #include <octave/oct.h>
 #include <octave/parse.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,91 @@ class UserFunction {
   /// transpose has the same number of elements).
   const double* call(double t, const ConstVecRef& x, octave_idx_type numel, const char* shape,
                      octave_idx_type rows = -1) {
+    const octave_value_list r = evaluate(t, x);
+    // integer classes are refused: their values were rounded by the user's
+    // function (int32 (x)), which the solver cannot undo
+    if (r.length() < 1 || r(0).isempty() || !(r(0).isnumeric() || r(0).islogical()) ||
+        r(0).isinteger() || r(0).iscomplex() || r(0).numel() != numel ||
+        (rows >= 0 && r(0).rows() != rows))
+      error_with_id("odepkg:badFcnOutput", "%s: %s must return a real %s (%ld elements)%s",
+                    who_.c_str(), option_.c_str(), shape, static_cast<long>(numel),
+                    describe_result(r).c_str());
+    // a sparse result made dense only where that is small (the separable
+    // RATTLE/SHAKE take a sparse ConstraintGradFcn as it is: call_sparse)
+    if (r(0).issparse() && static_cast<double>(numel) > kMaxDensifiedEntries)
+      error_with_id("odepkg:sparseGradient",
+                    "%s: %s returned a sparse %s matrix, which this method would have to make dense (%g > 4e6 "
+                    "entries): sparse constraint gradients are used as such only by odeRATTLE/odeSHAKE with "
+                    "\"Explicit\", \"yes\" (a separable H = T(p) + V(q)) and constraints g(q)",
+                    who_.c_str(), option_.c_str(), r(0).dims().str().c_str(), static_cast<double>(numel));
+    result_ = r(0).array_value();
+    return result_.data();
+  }
+
+  /// Evaluates the function at x and converts its first output, an m-by-n
+  /// sparse matrix (or a full one, made sparse: its nonzeros), to Eigen's
+  /// compressed columns: the column pointers, row indices and values of
+  /// Octave's SparseMatrix copied as they are, O(nnz), never dense.  For
+  /// m = 1 an n-by-1 result is taken as its transpose.
+  void call_sparse(const ConstVecRef& x, octave_idx_type m, octave_idx_type n, SpMat& out) {
+    const octave_value_list r = evaluate(0.0, x);
+    const bool shape_ok = r.length() >= 1 && ((r(0).rows() == m && r(0).columns() == n) ||
+                                              (m == 1 && r(0).rows() == n && r(0).columns() == 1));
+    if (!shape_ok || !(r(0).isnumeric() || r(0).islogical()) || r(0).isinteger() || r(0).iscomplex() ||
+        r(0).ndims() != 2)
+      error_with_id("odepkg:badFcnOutput", "%s: %s must return a real %ld-by-%ld matrix (sparse or full)%s",
+                    who_.c_str(), option_.c_str(), static_cast<long>(m), static_cast<long>(n),
+                    describe_result(r).c_str());
+    SparseMatrix sm = r(0).sparse_matrix_value();
+    if (sm.rows() != m) sm = sm.transpose();
+    sparse_to_eigen(sm, out);
+  }
+
+  /// Octave's SparseMatrix (CSC, sorted row indices, no duplicates) as an
+  /// Eigen SpMat: the three arrays copied, the index type narrowed to int.
+  static void sparse_to_eigen(const SparseMatrix& sm, SpMat& out) {
+    const octave_idx_type nc = sm.cols(), nz = sm.nnz();
+    if (nz > std::numeric_limits<int>::max())
+      error_with_id("odepkg:invalidInput", "a sparse matrix with more than 2^31 nonzeros is not supported");
+    out.resize(static_cast<int>(sm.rows()), static_cast<int>(nc));
+    out.resizeNonZeros(static_cast<Eigen::Index>(nz));
+    const octave_idx_type* cidx = sm.cidx();
+    const octave_idx_type* ridx = sm.ridx();
+    const double* v = sm.data();
+    int* op = out.outerIndexPtr();
+    int* ip = out.innerIndexPtr();
+    double* vp = out.valuePtr();
+    for (octave_idx_type j = 0; j <= nc; ++j) op[j] = static_cast<int>(cidx[j]);
+    for (octave_idx_type k = 0; k < nz; ++k) {
+      ip[k] = static_cast<int>(ridx[k]);
+      vp[k] = v[k];
+    }
+  }
+
+  /// The first output of the function at x, once, kept for the next call
+  /// at exactly this x (which then calls nothing): a probe of what the
+  /// function returns costs no extra call.
+  octave_value prime(double t, const ConstVecRef& x) {
+    const octave_value_list r = evaluate(t, x);
+    primed_x_ = x;
+    primed_t_ = t;
+    primed_ = r;
+    have_primed_ = true;
+    return r.length() >= 1 ? r(0) : octave_value();
+  }
+
+ private:
+  /// The user's function at (t, x): its outputs (or the primed ones).
+  octave_value_list evaluate(double t, const ConstVecRef& x) {
+    if (have_primed_) {
+      have_primed_ = false;
+      if (primed_t_ == t && primed_x_.size() == x.size() && (primed_x_.array() == x.array()).all()) {
+        octave_value_list r = primed_;
+        primed_ = octave_value_list();
+        return r;
+      }
+      primed_ = octave_value_list();
+    }
     int k = 0;
     if (with_time_) args_(k++) = t;
     args_(k) = octave_value();  // drop the last call's reference to xo_
@@ -67,19 +153,9 @@ class UserFunction {
     } else {
       r = octave::feval(fcn_, args_, 1);
     }
-    // integer classes are refused: their values were rounded by the user's
-    // function (int32 (x)), which the solver cannot undo
-    if (r.length() < 1 || r(0).isempty() || !(r(0).isnumeric() || r(0).islogical()) ||
-        r(0).isinteger() || r(0).iscomplex() || r(0).numel() != numel ||
-        (rows >= 0 && r(0).rows() != rows))
-      error_with_id("odepkg:badFcnOutput", "%s: %s must return a real %s (%ld elements)%s",
-                    who_.c_str(), option_.c_str(), shape, static_cast<long>(numel),
-                    describe_result(r).c_str());
-    result_ = r(0).array_value();
-    return result_.data();
+    return r;
   }
 
- private:
   static std::string describe_result(const octave_value_list& r) {
     if (r.length() < 1) return ", but returned nothing";
     const dim_vector dv = r(0).dims();
@@ -97,6 +173,10 @@ class UserFunction {
   NDArray result_;
   octave_value second_;
   bool have_second_ = false;
+  Vec primed_x_;
+  double primed_t_ = 0.0;
+  octave_value_list primed_;
+  bool have_primed_ = false;
 };
 
 /// The octave_value handles of one problem, as read from the options.
@@ -150,6 +230,24 @@ class OctaveProblem {
   OctaveProblem& operator=(const OctaveProblem&) = delete;
 
   HamiltonianProblem& problem() { return problem_; }
+
+  /// Calls ConstraintGradFcn once at q0 = x0(1:d) (constraints g(q) only)
+  /// and, if it returns a sparse matrix, gives the core the sparse callback
+  /// (HamiltonianProblem::set_sparse_constraint_grad): the separable
+  /// RATTLE/SHAKE then work on sparse matrices.  The result is kept for the
+  /// first call at q0 (the initial projection's), so the probe costs no
+  /// call.  Later results may be sparse or full either way: a full one for
+  /// a sparse problem is made sparse, a sparse one for a dense problem made
+  /// dense (refused above 4e6 entries).  Returns true for sparse.
+  bool probe_sparse_gradient(const Vec& x0) {
+    if (u_.m == 0 || u_.phase_space || !u_.G.is_defined()) return false;
+    const int d = problem_.dim(), m = u_.m;
+    const octave_value G0 = G_.prime(0.0, x0.head(d));
+    if (!G0.issparse()) return false;
+    problem_.set_sparse_constraint_grad(
+        [this, m, d](const ConstVecRef& q, SpMat& out) { G_.call_sparse(q, m, d, out); });
+    return true;
+  }
 
   /// ConstraintVariables "qp": the user's g(y), Dg(y), Hessians on phase
   /// space (differences where not given).

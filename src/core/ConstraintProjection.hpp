@@ -12,6 +12,7 @@
 
 #include "HamiltonianProblem.hpp"
 #include "Types.hpp"
+#include "constrained/SparseGramSolver.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -117,6 +118,9 @@ struct ProjectionResult {
   bool finite = true;           ///< false if a callback returned NaN/Inf
 };
 
+inline ProjectionResult project_onto_manifold_sparse(HamiltonianProblem& problem, double t, VecRef x,
+                                                     double tol, int max_iterations);
+
 /// Project x = [q; p] onto M (in place):
 ///   q <- q - G^T (G G^T)^+ g(q)               (Gauss-Newton, until |g| <= tol),
 ///   p <- p - G^T nu,  G H_p(q, p - G^T nu) = 0 (Newton with G H_pp G^T).
@@ -129,6 +133,7 @@ inline ProjectionResult project_onto_manifold(HamiltonianProblem& problem, doubl
     res.converged = true;
     return res;
   }
+  if (problem.has_sparse_constraint_grad()) return project_onto_manifold_sparse(problem, t, x, tol, max_iterations);
   Vec gv(m), nu(m), hid(m), f(2 * d);
   Mat G(m, d), A(m, m), Hpp(d, d);
   MinNormSolver solver(m);
@@ -172,6 +177,75 @@ inline ProjectionResult project_onto_manifold(HamiltonianProblem& problem, doubl
       if (!problem.field_jacobian_block(t, x, 0, 1, Hpp)) return fail();
       A.noalias() = G * Hpp * G.transpose();
       solver.compute(A);
+      res.rank_deficient |= solver.rank_deficient();
+      have_jac = true;
+    }
+    solver.solve(hid, nu);
+    p.noalias() -= G.transpose() * nu;
+    ++it;
+    if (!problem.field(t, x, f)) return fail();
+    hid.noalias() = G * f.head(d);
+    res.hidden_after = hid.lpNorm<Eigen::Infinity>();
+  }
+  res.iterations += it;
+  res.converged = res.g_after <= tol && res.hidden_after <= tol;
+  return res;
+}
+
+/// project_onto_manifold for a sparse G, in O(nnz(G) + d) memory: the
+/// same Gauss-Newton on q with K = G G^T, then Newton on the momenta with
+/// K = G W G^T, W the diagonal of H_pp from one probe of f (2 calls; exact
+/// for diagonal masses, a simplified Newton otherwise), both factorized by
+/// the sparse LDL^T of SparseGramSolver (tiny pivots dropped and reported
+/// as rank deficiency).
+inline ProjectionResult project_onto_manifold_sparse(HamiltonianProblem& problem, double t, VecRef x,
+                                                     double tol, int max_iterations) {
+  const SingleThreadedEigen single;
+  ProjectionResult res;
+  const int d = problem.dim(), m = problem.constraints();
+  Vec gv(m), nu(m), hid(m), f(2 * d), f2(2 * d), x2(2 * d), w = Vec::Ones(d);
+  SpMat G;
+  SparseGramSolver solver;
+  auto q = x.head(d);
+  auto p = x.tail(d);
+  auto fail = [&]() {
+    res.finite = false;
+    return res;
+  };
+  if (!problem.constraint(q, gv) || !problem.constraint_grad_sparse(q, G) || !problem.field(t, x, f))
+    return fail();
+  hid.noalias() = G * f.head(d);
+  res.g_before = res.g_after = gv.lpNorm<Eigen::Infinity>();
+  res.hidden_before = hid.lpNorm<Eigen::Infinity>();
+  bool moved = false;
+  while (res.g_after > tol && res.iterations < max_iterations) {
+    if (moved && !problem.constraint_grad_sparse(q, G)) return fail();
+    if (!solver.factor(G, w)) return fail();
+    res.rank_deficient |= solver.rank_deficient();
+    solver.solve(gv, nu);
+    q.noalias() -= G.transpose() * nu;
+    moved = true;
+    ++res.iterations;
+    if (!problem.constraint(q, gv)) return fail();
+    res.g_after = gv.lpNorm<Eigen::Infinity>();
+  }
+  if (moved) {
+    if (!problem.constraint_grad_sparse(q, G) || !problem.field(t, x, f)) return fail();
+    hid.noalias() = G * f.head(d);
+  }
+  res.hidden_after = hid.lpNorm<Eigen::Infinity>();
+  bool have_jac = false;
+  int it = 0;
+  while (res.hidden_after > tol && it < max_iterations) {
+    if (!have_jac) {
+      x2 = x;
+      for (int i = 0; i < d; ++i) x2(d + i) += std::max(1.0, std::abs(x(d + i)));
+      if (!problem.field(t, x2, f2)) return fail();
+      for (int i = 0; i < d; ++i) w(i) = (f2(i) - f(i)) / (x2(d + i) - x(d + i));
+      const double wmax = w.maxCoeff();
+      for (int i = 0; i < d; ++i)
+        if (!(w(i) > 0.0)) w(i) = wmax > 0.0 ? wmax : 1.0;
+      if (!solver.factor(G, w)) return fail();
       res.rank_deficient |= solver.rank_deficient();
       have_jac = true;
     }

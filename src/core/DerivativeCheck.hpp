@@ -121,8 +121,9 @@ class DerivativeCheck {
   /// The m-by-n Jacobian J of g at x against differences of g along
   /// kDirections random directions (`value(x, out)` evaluates g): 4 calls
   /// of g per direction.  `what`/`against` name them in the error.
-  template <class Value>
-  void require_jacobian(const ConstVecRef& x, const Mat& J, Value value, const std::string& what,
+  /// J dense or sparse (Mat or SpMat: J v and |J|_F are all it needs).
+  template <class Matrix, class Value>
+  void require_jacobian(const ConstVecRef& x, const Matrix& J, Value value, const std::string& what,
                         const std::string& against) {
     const double h = step(x.lpNorm<Eigen::Infinity>());
     Vec v(x.size()), xs(x.size()), Jv(J.rows());

@@ -15,7 +15,9 @@
 #include "Types.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
+#include <string>
 #include <limits>
 
 namespace odepkg {
@@ -27,6 +29,9 @@ class HamiltonianProblem {
   using Constraint = std::function<void(const ConstVecRef& q, VecRef g)>;
   using ConstraintGrad = std::function<void(const ConstVecRef& q, MatRef G)>;
   using ConstraintHess = std::function<void(const ConstVecRef& q, MatRef H)>;
+  /// A sparse G(q) (m x d): the callback (re)fills G, any pattern; see
+  /// constraint_grad_sparse for how the pattern is kept fixed.
+  using SparseConstraintGrad = std::function<void(const ConstVecRef& q, SpMat& G)>;
 
   HamiltonianProblem(int d, Field f) : HamiltonianProblem(d, 2 * d, std::move(f)) {}
 
@@ -60,13 +65,31 @@ class HamiltonianProblem {
     g_pert_.resize(m);
     q_pert_.resize(d_);
     grad_err_ = Vec::Zero(d_);
+    Gs_ = nullptr;
+  }
+
+  /// A sparse ConstraintGradFcn (after set_constraints), replacing a dense
+  /// one: the separable RATTLE/SHAKE then run on sparse matrices
+  /// (SparseSeparableRattle), every other consumer of G gets it made dense
+  /// (constraint_grad), refused above kMaxDensifiedEntries entries.
+  void set_sparse_constraint_grad(SparseConstraintGrad G) {
+    if (m_ == 0) throw InputError("invalidInput", "a sparse ConstraintGradFcn needs constraints (ConstraintFcn)");
+    Gs_ = std::move(G);
+    G_ = nullptr;
+    pattern_ = SpMat(m_, d_);
+    pattern_version_ = 0;
   }
 
   int dim() const { return d_; }               ///< d, the dimension of q
   int state_size() const { return n_; }        ///< 2d (Lie groups: nq + d)
   int constraints() const { return m_; }       ///< m (0 if unconstrained)
   bool has_hessian() const { return static_cast<bool>(hessian_); }
-  bool has_constraint_grad() const { return static_cast<bool>(G_); }
+  bool has_constraint_grad() const { return static_cast<bool>(G_) || static_cast<bool>(Gs_); }
+  /// ConstraintGradFcn returns sparse matrices (set_sparse_constraint_grad).
+  bool has_sparse_constraint_grad() const { return static_cast<bool>(Gs_); }
+  /// Number of times the union of the patterns of G met so far grew (a
+  /// sparse solver analyses its pattern again when this changes).
+  long sparse_pattern_version() const { return pattern_version_; }
   bool has_constraint_hess() const { return static_cast<bool>(GH_); }
 
   Stats& stats() { return stats_; }
@@ -187,6 +210,14 @@ class HamiltonianProblem {
       G_(q, G);
       return G.allFinite();
     }
+    if (Gs_) {  // a sparse G made dense, for a method that needs it so
+      require_densifiable("this method");
+      if (!constraint_grad_sparse(q, dense_src_)) return false;
+      G.setZero();
+      for (int j = 0; j < dense_src_.outerSize(); ++j)
+        for (SpMat::InnerIterator it(dense_src_, j); it; ++it) G(it.row(), j) = it.value();
+      return true;
+    }
     const double eps = std::numeric_limits<double>::epsilon();
     for (int j = 0; j < d_; ++j) {
       const double delta = DerivativeCheck::step(std::abs(q(j)));
@@ -208,6 +239,59 @@ class HamiltonianProblem {
     return G.allFinite();
   }
 
+  /// G(q) from the sparse ConstraintGradFcn, on a fixed pattern: the union
+  /// of the patterns returned so far (Octave's sparse() drops exact zeros, so
+  /// an entry of G that happens to vanish, e.g. the vertical component of a
+  /// horizontal link, leaves the pattern and comes back later).  A pattern
+  /// inside the union gets its values scattered into it (explicit zeros
+  /// elsewhere); a new entry grows the union and sparse_pattern_version(),
+  /// after which the solvers analyse the pattern again (rare: once per entry
+  /// ever met).  O(nnz) per call; returns false if G is not finite.
+  bool constraint_grad_sparse(const ConstVecRef& q, SpMat& G) {
+    if (!Gs_) throw InputError("invalidInput", "constraint_grad_sparse: no sparse ConstraintGradFcn was set");
+    ++stats_.constraint_grad_evals;
+    Gs_(q, user_G_);
+    if (user_G_.rows() != m_ || user_G_.cols() != d_)
+      throw InputError("badFcnOutput", "ConstraintGradFcn must return a sparse m-by-d matrix (" +
+                                           std::to_string(m_) + "-by-" + std::to_string(d_) + "), but returned " +
+                                           std::to_string(user_G_.rows()) + "-by-" + std::to_string(user_G_.cols()));
+    user_G_.makeCompressed();
+    if (!same_pattern(user_G_, pattern_)) {
+      merged_ = pattern_ + user_G_;  // the union (structural: no entry is dropped)
+      if (merged_.nonZeros() != pattern_.nonZeros()) {
+        pattern_ = merged_;
+        pattern_.coeffs().setZero();
+        ++pattern_version_;
+      }
+      // values on the pattern: zeros, then the user's entries
+      merged_ = pattern_ + user_G_;
+      G.swap(merged_);
+    } else {
+      G.swap(user_G_);  // the callback refills user_G_'s buffers next time
+    }
+    const Eigen::Map<const Vec> v(G.valuePtr(), G.nonZeros());
+    return v.allFinite();
+  }
+
+  /// Throws the odepkg:sparseGradient error when a sparse G would have to be
+  /// made dense (`who` needs a dense G) and is too large for that.
+  void require_densifiable(const std::string& who) const {
+    if (!Gs_ || static_cast<double>(m_) * d_ <= kMaxDensifiedEntries) return;
+    throw InputError("sparseGradient",
+                     "ConstraintGradFcn returns a sparse " + std::to_string(m_) + "-by-" + std::to_string(d_) +
+                         " matrix, which " + who +
+                         " would have to make dense (more than 4e6 entries): sparse constraint gradients are "
+                         "used as such only by odeRATTLE/odeSHAKE with \"Explicit\", \"yes\" (a separable H = "
+                         "T(p) + V(q)) and constraints g(q)");
+  }
+
+  static bool same_pattern(const SpMat& a, const SpMat& b) {
+    if (a.nonZeros() != b.nonZeros() || a.outerSize() != b.outerSize() || !a.isCompressed() || !b.isCompressed())
+      return false;
+    return std::equal(a.outerIndexPtr(), a.outerIndexPtr() + a.outerSize() + 1, b.outerIndexPtr()) &&
+           std::equal(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros(), b.innerIndexPtr());
+  }
+
   /// Estimated error of a central quotient with step h = eps^(1/3) L,
   /// L = max(1, |x_j|), beyond the round-off of the function values: the
   /// truncation h^2 |g'''| / 6 for third derivatives up to 10 |G|_max (g
@@ -222,7 +306,7 @@ class HamiltonianProblem {
   /// Bound on |(G_fd(q) - G(q)) w|_inf for the last differenced gradient:
   /// sum_j err_j |w_j|; 0 when ConstraintGradFcn is given.
   double constraint_grad_error(const ConstVecRef& w) const {
-    if (G_ || grad_err_.size() != w.size()) return 0.0;
+    if (G_ || Gs_ || grad_err_.size() != w.size()) return 0.0;
     return grad_err_.dot(w.cwiseAbs());
   }
 
@@ -255,12 +339,23 @@ class HamiltonianProblem {
             "HamiltonianHessFcn", "differences of the ODE function F = [dH/dp; -dH/dq]");
       }
     }
-    if (m_ == 0 || !G_) return;
+    if (m_ == 0 || !has_constraint_grad()) return;
     const Vec q = x.head(d_);
+    if (Gs_) {  // sparse: J v by sparse products, O(nnz) memory
+      SpMat G;
+      if (!constraint_grad_sparse(q, G))
+        throw InputError("nonFiniteFcn", "ConstraintGradFcn returned a non-finite value at the initial data");
+      check.require_jacobian(
+          q, G, [&](const ConstVecRef& qs, VecRef out) { return constraint(qs, out); }, "ConstraintGradFcn",
+          "differences of ConstraintFcn");
+      // the Hessians are checked against a dense G only where it is small
+      if (!GH_ || static_cast<double>(m_) * d_ > kMaxDensifiedEntries) return;
+    }
     Mat G(m_, d_);
     if (!constraint_grad(q, G))
       throw InputError("nonFiniteFcn", "ConstraintGradFcn returned a non-finite value at the initial data");
-    check.require_jacobian(
+    if (!Gs_)
+      check.require_jacobian(
         q, G, [&](const ConstVecRef& qs, VecRef out) { return constraint(qs, out); }, "ConstraintGradFcn",
         "differences of ConstraintFcn");
     if (!GH_) return;
@@ -296,6 +391,11 @@ class HamiltonianProblem {
   Constraint g_;
   ConstraintGrad G_;
   ConstraintHess GH_;
+  SparseConstraintGrad Gs_;
+  SpMat pattern_;             ///< union of the patterns of the sparse G met (values 0)
+  SpMat user_G_, merged_;     ///< the user's last sparse G; the union with it
+  SpMat dense_src_;           ///< sparse G on its way to a dense one
+  long pattern_version_ = 0;
   Stats stats_;
   Vec x_pert_, f_base_, f_pert_, g_base_, g_pert_, q_pert_;
   Vec grad_err_;  ///< estimated error of each column of the last differenced G

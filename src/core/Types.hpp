@@ -6,6 +6,8 @@
 
 #include "EigenConfig.hpp"
 
+#include <Eigen/SparseCore>
+
 #include <stdexcept>
 #include <string>
 
@@ -16,6 +18,12 @@ using Mat = Eigen::MatrixXd;
 using VecRef = Eigen::Ref<Vec>;
 using ConstVecRef = Eigen::Ref<const Vec>;
 using MatRef = Eigen::Ref<Mat>;
+/// Compressed sparse columns (the layout of Octave's sparse matrices).
+using SpMat = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+
+/// Sparse constraint gradients are made dense for the methods that need a
+/// dense G only up to this many entries m d (32 MB); above it they are refused.
+constexpr double kMaxDensifiedEntries = 4e6;
 
 /// Outcome of one step attempt.  Anything but Success is recoverable by a
 /// smaller step in adaptive mode and ends a fixed-step run.

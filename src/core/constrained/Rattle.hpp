@@ -27,6 +27,12 @@
 // systems are solved by a rank-revealing complete orthogonal decomposition,
 // giving minimum-norm multipliers; such events are counted in
 // stats().rank_deficient and reported by rank_deficiency_seen().
+//
+// A sparse ConstraintGradFcn (HamiltonianProblem::set_sparse_constraint_grad)
+// takes SparseSeparableRattle on the separable path: O(nnz(G)) per step,
+// no dense m x d matrix.  The general path needs dense matrices: there a
+// sparse G is made dense, refused (odepkg:sparseGradient) above
+// kMaxDensifiedEntries entries.
 #ifndef ODEPKG_RATTLE_HPP
 #define ODEPKG_RATTLE_HPP
 
@@ -39,8 +45,10 @@
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/RattleState.hpp"
 #include "constrained/SeparableRattle.hpp"
+#include "constrained/SparseSeparableRattle.hpp"
 
 #include <memory>
+#include <string>
 
 namespace odepkg {
 
@@ -53,14 +61,24 @@ class Rattle final : public Stepper {
   Rattle(HamiltonianProblem& problem, bool separable, bool shake = false,
          NewtonOptions newton = NewtonOptions())
       : Stepper(problem),
-        state_(problem, shake, newton),
-        separable_path_(state_),
-        errG_(shake ? problem.constraints() : 0, shake ? problem.dim() : 0),
-        errDg_(shake ? problem.constraints() : 0, shake ? 2 * problem.dim() : 0),
-        errS_(shake ? problem.constraints() : 0, shake ? problem.constraints() : 0),
-        errw_(shake ? problem.constraints() : 0),
-        errldlt_(shake ? problem.constraints() : 0) {
-    if (!separable) general_path_ = classical_instance(problem, shake, newton);
+        state_(problem, shake, newton) {
+    const bool sparse = problem.has_sparse_constraint_grad() && separable;
+    if (!separable) {
+      problem.require_densifiable(std::string("RATTLE/SHAKE without option \"Explicit\" (a non-separable H)"));
+      general_path_ = classical_instance(problem, shake, newton);
+    } else if (sparse) {
+      sparse_path_ = std::make_unique<SparseSeparableRattle>(state_);
+    } else {
+      separable_path_ = std::make_unique<SeparableRattle>(state_);
+    }
+    if (shake && !sparse) {
+      const int m = problem.constraints(), d = problem.dim();
+      errG_.resize(m, d);
+      errDg_.resize(m, 2 * d);
+      errS_.resize(m, m);
+      errw_.resize(m);
+      errldlt_ = Eigen::LDLT<Mat>(m);
+    }
   }
 
   const char* name() const override { return state_.shake ? "shake" : "rattle"; }
@@ -82,18 +100,21 @@ class Rattle final : public Stepper {
   }
 
   void reset() override {
-    separable_path_.reset();
+    if (separable_path_) separable_path_->reset();
+    if (sparse_path_) sparse_path_->reset();
     if (general_path_) general_path_->reset();
   }
 
   /// Separable path ("Explicit"): H = T(p) + V(q) verified (SeparabilityProbe).
   void check_claims(double t, const ConstVecRef& x, const ConstVecRef& fx) override {
-    if (!general_path_) separable_path_.check_claims(t, x, fx);
+    if (separable_path_) separable_path_->check_claims(t, x, fx);
+    if (sparse_path_) sparse_path_->check_claims(t, x, fx);
   }
 
   StepStatus step(Point& from, double h, Point& to) override {
     if (general_path_) return general_path_->step(from, h, to);
-    return separable_path_.step(from, h, to);
+    if (sparse_path_) return sparse_path_->step(from, h, to);
+    return separable_path_->step(from, h, to);
   }
 
   /// SHAKE's momenta are not projected: their component along G(q_1)' is
@@ -104,8 +125,10 @@ class Rattle final : public Stepper {
   /// gradient cache: no extra call; left as is where G G' is singular).  Without this adaptive SHAKE sees
   /// an O(h) "error" and crawls (issue 13, defect 4).
   bool restrict_error(const Point& to, const Point&, double, VecRef err) override {
-    if (!state_.shake || errG_.rows() == 0) return true;
+    if (!state_.shake) return true;
     const int d = problem_.dim();
+    if (sparse_path_) return sparse_path_->restrict_momenta(to.x.head(d), err.tail(d));
+    if (errG_.rows() == 0) return true;
     if (general_path_) {
       if (!general_path_->constraints().grad(to.x, errDg_)) return false;
       errG_ = errDg_.leftCols(d);
@@ -146,7 +169,8 @@ class Rattle final : public Stepper {
   }
 
   RattleState state_;  // first: the separable path holds a reference to it
-  SeparableRattle separable_path_;
+  std::unique_ptr<SeparableRattle> separable_path_;      // dense G
+  std::unique_ptr<SparseSeparableRattle> sparse_path_;  // sparse G
   std::unique_ptr<GeometricRattle> general_path_;
   Mat errG_, errDg_, errS_;  // restrict_error (SHAKE): G(q_1), Dg(z_1) and G G'
   Vec errw_;

@@ -23,7 +23,10 @@ struct RattleAcceptance {
   /// G H_p): the estimates (last iterate's values, or scaled by the measured
   /// rate) then bound the residuals of the returned points up to round-off.
   static void record_residual(double& stat, double value, const Mat& G, double zn) {
-    const double Gn = G.size() ? G.cwiseAbs().rowwise().sum().maxCoeff() : 0.0;
+    record_residual_norm(stat, value, G.size() ? G.cwiseAbs().rowwise().sum().maxCoeff() : 0.0, zn);
+  }
+  /// The same with Gn = |G|_inf given (a sparse G).
+  static void record_residual_norm(double& stat, double value, double Gn, double zn) {
     const double floor = 4 * std::numeric_limits<double>::epsilon() * std::max(1.0, Gn * zn);
     stat = std::max(stat, std::max(value, floor));
   }

@@ -13,7 +13,9 @@ class RattleGradientCache {
  public:
   static constexpr int kSize = 3;
 
+  /// Nothing is allocated for a sparse G (the sparse path keeps its own).
   RattleGradientCache(HamiltonianProblem& problem, int d, int m) : problem_(problem) {
+    if (problem.has_sparse_constraint_grad()) return;
     for (int i = 0; i < kSize; ++i) {
       q_[i].resize(d);
       G_[i].resize(m, d);

@@ -36,9 +36,11 @@ class AffineVelocity {
   /// Largest d for which A is learned as a dense matrix.
   static constexpr int kDenseMax = 64;
 
-  explicit AffineVelocity(int d)
-      : A_(d <= kDenseMax ? d : 0, d <= kDenseMax ? d : 0),
-        diag_(d), b_(d), v_(d), x_(2 * d), f0_(2 * d), f1_(2 * d) {}
+  /// `diagonal_only`: always the diagonal model (3 calls, after 8 steps),
+  /// never a dense d x d A (the sparse RATTLE path: O(d) memory whatever d).
+  explicit AffineVelocity(int d, bool diagonal_only = false)
+      : A_(d <= kDenseMax && !diagonal_only ? d : 0, d <= kDenseMax && !diagonal_only ? d : 0),
+        diag_(d), b_(d), v_(d), x_(2 * d), f0_(2 * d), f1_(2 * d), diagonal_only_(diagonal_only) {}
 
   bool active() const { return state_ == State::Active; }
 
@@ -47,9 +49,9 @@ class AffineVelocity {
   /// that the steps after learning build no Ref of x.
   template <class X>
   bool prepare(HamiltonianProblem& pb, double t, const X& x) {
-    if (state_ == State::Waiting &&
-        ++steps_ > (pb.dim() <= kDenseMax ? std::max(8, pb.dim() / 2) : 8)) {
-      if (pb.dim() <= kDenseMax)
+    const bool dense = pb.dim() <= kDenseMax && !diagonal_only_;
+    if (state_ == State::Waiting && ++steps_ > (dense ? std::max(8, pb.dim() / 2) : 8)) {
+      if (dense)
         learn_dense(pb, t, x);
       else
         learn_diagonal(pb, t, x);
@@ -140,6 +142,10 @@ class AffineVelocity {
     else
       out.noalias() = A_ * X;
   }
+  /// The model is a diagonal A (valid when active()).
+  bool is_diagonal() const { return diagonal_; }
+  /// The diagonal of A (valid when active()).
+  const Vec& diagonal() const { return diag_; }
   /// |A|_inf, computed once when learned.
   double matrix_norm() const { return a_norm_; }
 
@@ -213,6 +219,7 @@ class AffineVelocity {
   Vec b_, v_, x_, f0_, f1_;
   double a_norm_ = 0.0;
   double b_norm_ = 0.0;  ///< |b|_inf, computed once when learned
+  bool diagonal_only_ = false;
 };
 
 }  // namespace odepkg

@@ -1,0 +1,231 @@
+// SparseGramSolver.hpp — the multiplier systems of the sparse RATTLE path,
+// K = G diag(w) G^T (G sparse m x d, w > 0 the diagonal of T_pp), solved by
+// a sparse LDL^T factorization (Eigen's SimplicialLDLT, header-only, fill-
+// reducing AMD ordering, or none for a K of small bandwidth; a chain's
+// tridiagonal K costs O(m)).  Eigen's sparse modules are header-only: no
+// library to link (SuiteSparse's CHOLMOD would need one, for supernodal
+// speed that matters only for K with much fill, not for chains or trees).
+//
+// The symbolic analysis (ordering, elimination tree, pattern of L) is done
+// once per pattern of K — that of G is fixed (HamiltonianProblem keeps the
+// union of the patterns met) — and only the numeric factorization is
+// repeated.
+//
+// Rank deficiency (redundant constraints, singular configurations: G loses
+// rank, K is only semidefinite) shows as pivots D_i of LDL^T that are tiny
+// (|D_i| <= tol max D) or not positive.  Those pivots are dropped in the
+// solve (their component of L^{-1} b is set to 0: a truncated LDL^T, the
+// rank-revealing use of a semidefinite Cholesky of Higham, "Accuracy and
+// Stability of Numerical Algorithms", §10.3); for a consistent right-hand
+// side b in range(K) this is a solution of K x = b, not the minimum-norm one,
+// but G^T x, the constraint force, is the same for every solution.  An
+// exactly zero pivot stops Eigen's factorization: K is then factorized again
+// with a shift tol/1000 max K_ii on its diagonal (a regularisation far below
+// the drop tolerance), whose tiny pivots are dropped in the same way.
+#ifndef ODEPKG_CONSTRAINED_SPARSE_GRAM_SOLVER_HPP
+#define ODEPKG_CONSTRAINED_SPARSE_GRAM_SOLVER_HPP
+
+#include "Types.hpp"
+
+#include <Eigen/SparseCholesky>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace odepkg {
+
+/// Eigen's sparse x dense products run on OpenMP threads when the oct-files
+/// are built with OpenMP (Octave's flags) and the matrix has more than 20000
+/// nonzeros; these memory-bound O(nnz) products then spend most of their
+/// time in the threads' barriers (measured: a 10^4-link chain 30x slower on
+/// a loaded 2-core machine).  The sparse path runs single-threaded inside
+/// this guard, which restores the setting after.
+class SingleThreadedEigen {
+ public:
+  SingleThreadedEigen() : saved_(Eigen::nbThreads()) {
+    if (saved_ != 1) Eigen::setNbThreads(1);
+  }
+  ~SingleThreadedEigen() {
+    if (saved_ != 1) Eigen::setNbThreads(saved_);
+  }
+  SingleThreadedEigen(const SingleThreadedEigen&) = delete;
+  SingleThreadedEigen& operator=(const SingleThreadedEigen&) = delete;
+
+ private:
+  int saved_;
+};
+
+class SparseGramSolver {
+ public:
+  explicit SparseGramSolver(double tol = 1e-10) : tol_(tol) {}
+
+  /// Factorize K = G diag(w) G^T.  Returns false if K is not finite.
+  bool factor(const SpMat& G, const ConstVecRef& w) {
+    if (!gram_ready_ || !same_pattern(G, Gpattern_)) gram_pattern(G);
+    // K = sum over the columns k of G of w_k g_k g_k^T, into K's fixed
+    // pattern through the precomputed positions: O(sum_k nnz(g_k)^2)
+    Eigen::Map<Vec> kv(K_.valuePtr(), K_.nonZeros());
+    kv.setZero();
+    const double* gv = G.valuePtr();
+    const int* outer = G.outerIndexPtr();
+    const int* pos = pos_.data();
+    for (int k = 0; k < G.outerSize(); ++k) {
+      const double wk = w(k);
+      for (int a = outer[k]; a < outer[k + 1]; ++a) {
+        const double ga = wk * gv[a];
+        for (int c = outer[k]; c < outer[k + 1]; ++c) kv[*pos++] += ga * gv[c];
+      }
+    }
+    return factor_K();
+  }
+
+  bool valid() const { return valid_; }
+  void invalidate() { valid_ = false; }
+  bool rank_deficient() const { return deficient_; }
+  int rank() const { return rank_; }
+  /// Ratio of the largest pivot to the smallest kept one (full rank) or to
+  /// the largest dropped one (rank-deficient; infinite for a zero one).
+  double condition_estimate() const { return cond_; }
+  /// The factorized K (lower triangle and diagonal significant: all of it,
+  /// as it is computed whole).
+  const SpMat& matrix() const { return K_; }
+
+  /// x = K^+ b by the truncated LDL^T (x may alias b).
+  void solve(const ConstVecRef& b, VecRef x) {
+    with_ldlt([&](auto& l) {
+      const auto& D = l.vectorD();
+      if (l.permutationP().size() > 0)
+        y_ = l.permutationP() * b;
+      else
+        y_ = b;
+      l.matrixL().solveInPlace(y_);
+      for (Eigen::Index i = 0; i < y_.size(); ++i) y_(i) = keep_(i) ? y_(i) / D(i) : 0.0;
+      l.matrixU().solveInPlace(y_);
+      if (l.permutationPinv().size() > 0)
+        x = l.permutationPinv() * y_;
+      else
+        x = y_;
+    });
+  }
+
+  /// The ordering in use: true for the natural one (a banded K).
+  bool natural_ordering() const { return natural_; }
+
+ private:
+  bool factor_K() {
+    valid_ = false;
+    const Eigen::Map<const Vec> v(K_.valuePtr(), K_.nonZeros());
+    if (!v.allFinite()) return false;
+    if (!analysed_ || !same_pattern(K_, Kpattern_)) {
+      // A K of small bandwidth (a chain: tridiagonal) is factorized in its
+      // own order: no fill beyond the band, no permutation, sequential
+      // memory access; otherwise approximate minimum degree (AMD).
+      int band = 0;
+      for (int j = 0; j < K_.outerSize(); ++j)
+        for (SpMat::InnerIterator it(K_, j); it; ++it) band = std::max(band, std::abs(static_cast<int>(it.row()) - j));
+      natural_ = band <= kNaturalBand;
+      with_ldlt([&](auto& l) { l.analyzePattern(K_); });
+      Kpattern_ = K_;
+      analysed_ = true;
+    }
+    with_ldlt([&](auto& l) { l.factorize(K_); });
+    if (info() != Eigen::Success) {  // an exactly zero pivot: shift
+      double dmax = 0.0;
+      for (int j = 0; j < K_.outerSize(); ++j) dmax = std::max(dmax, std::abs(K_.coeff(j, j)));
+      const double shift = (dmax > 0.0 ? dmax : 1.0) * tol_ * 1e-3;
+      Ks_ = K_;
+      for (int j = 0; j < Ks_.outerSize(); ++j) Ks_.coeffRef(j, j) += shift;
+      if (!same_pattern(Ks_, Kpattern_)) {  // a structurally missing diagonal entry
+        with_ldlt([&](auto& l) { l.analyzePattern(Ks_); });
+        Kpattern_ = Ks_;
+      }
+      with_ldlt([&](auto& l) { l.factorize(Ks_); });
+      if (info() != Eigen::Success) return false;
+    }
+    const Vec& D = natural_ ? nat_.vectorD() : amd_.vectorD();
+    const Eigen::Index n = D.size();
+    keep_.resize(n);
+    double dmax = 0.0;
+    for (Eigen::Index i = 0; i < n; ++i) dmax = std::max(dmax, D(i));
+    double kept_min = std::numeric_limits<double>::infinity(), dropped_max = 0.0;
+    rank_ = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      keep_(i) = dmax > 0.0 && D(i) > tol_ * dmax;
+      if (keep_(i)) {
+        ++rank_;
+        kept_min = std::min(kept_min, D(i));
+      } else {
+        dropped_max = std::max(dropped_max, std::max(D(i), 0.0));
+      }
+    }
+    deficient_ = rank_ < n;
+    if (rank_ == 0)
+      cond_ = std::numeric_limits<double>::infinity();
+    else if (deficient_)
+      cond_ = dropped_max > 0.0 ? dmax / dropped_max : std::numeric_limits<double>::infinity();
+    else
+      cond_ = dmax / kept_min;
+    valid_ = true;
+    return true;
+  }
+
+  /// The pattern of K = G G^T (structural) and, for every pair of entries
+  /// of one column of G, the position of their product in K's values.
+  void gram_pattern(const SpMat& G) {
+    Gpattern_ = G;
+    K_ = G * SpMat(G.transpose());
+    K_.makeCompressed();
+    pos_.clear();
+    const int* outer = G.outerIndexPtr();
+    const int* inner = G.innerIndexPtr();
+    for (int k = 0; k < G.outerSize(); ++k)
+      for (int a = outer[k]; a < outer[k + 1]; ++a)
+        for (int c = outer[k]; c < outer[k + 1]; ++c) {
+          const int row = inner[a], col = inner[c];
+          const int* b = K_.innerIndexPtr() + K_.outerIndexPtr()[col];
+          const int* e = K_.innerIndexPtr() + K_.outerIndexPtr()[col + 1];
+          const int* f = std::find(b, e, row);
+          if (f == e) throw EigenAssertion("SparseGramSolver: an entry missing from the pattern of G G^T");
+          pos_.push_back(static_cast<int>(f - K_.innerIndexPtr()));
+        }
+    gram_ready_ = true;
+  }
+
+  static bool same_pattern(const SpMat& a, const SpMat& b) {
+    if (a.nonZeros() != b.nonZeros() || a.outerSize() != b.outerSize() || !a.isCompressed() || !b.isCompressed())
+      return false;
+    return std::equal(a.outerIndexPtr(), a.outerIndexPtr() + a.outerSize() + 1, b.outerIndexPtr()) &&
+           std::equal(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros(), b.innerIndexPtr());
+  }
+
+  /// Largest bandwidth of K factorized in its own order.
+  static constexpr int kNaturalBand = 8;
+
+  template <class F>
+  void with_ldlt(F&& f) {
+    if (natural_)
+      f(nat_);
+    else
+      f(amd_);
+  }
+  Eigen::ComputationInfo info() const { return natural_ ? nat_.info() : amd_.info(); }
+
+  double tol_;
+  SpMat Gpattern_, K_, Ks_, Kpattern_;
+  std::vector<int> pos_;  ///< positions in K_'s values of the products (gram_pattern)
+  bool gram_ready_ = false;
+  Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> amd_;
+  Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::NaturalOrdering<int>> nat_;
+  bool natural_ = false;
+  Eigen::Array<bool, Eigen::Dynamic, 1> keep_;
+  Vec y_;
+  bool analysed_ = false, valid_ = false, deficient_ = false;
+  int rank_ = 0;
+  double cond_ = 1.0;
+};
+
+}  // namespace odepkg
+
+#endif

@@ -1,0 +1,582 @@
+// SparseSeparableRattle.hpp — SeparableRattle's RATTLE/SHAKE steps for a
+// separable H = T(p) + V(q) with a sparse constraint gradient G (m x d):
+// the same mathematics, in O(nnz(G) + d) time and memory per step, no m x d,
+// m x m or d x d dense matrix anywhere.
+//
+// As in SeparableRattle (read its header): Newton on the position
+// multipliers L with r(L) = g(q_1(L)),
+//   p_{1/2} = p_0 + h/2 F_0 - G_0^T L,  q_1 = q_0 + h T_p(p_{1/2}),
+// Jacobian -h S, S = G_1 W G_0^T (G_1 extrapolated from the last steps, W
+// the diagonal of T_pp), then the velocity multipliers M from
+// G_1 T_p(p_1) = 0, p_1 = p_{1/2} + h/2 F_1 - G_1^T M, Newton matrix
+// K_1 = G_1 W G_1^T; for quadratic T (AffineVelocity, here always its
+// diagonal model, learned after 8 steps from 3 calls of f) the position
+// Newton calls g only and M solves one linear system.
+//
+// Linear algebra (SparseGramSolver): K_1 = G_1 W G_1^T is symmetric
+// semidefinite and is factorized by a sparse LDL^T (symbolic analysis once
+// per run, the pattern of G being fixed).  The position matrix S is not
+// symmetric (G_1 != G_0); it is never factorized: S x = r is solved by the
+// iteration x <- x + K^+ (r - S x) preconditioned with the factorization of
+// the last velocity system, K = G_0 W G_0^T (this step's start is the last
+// step's end, so it is already there: one numeric factorization per step).
+// Its contraction is |K^+ (K - S)| = O(h |G_1 - G_0| / |G|) (a few 1e-2 for
+// the chains of the tests at h = 1e-2); without convergence K is
+// refactorized at G_1 and the iteration restarted.  The position Newton is
+// then the dense path's Newton, and calls g as often.
+//
+// W: the learned diagonal A of T_p = A p + b when the quadratic model is
+// active; before that (the first 8 steps) or for a non-quadratic T, the
+// diagonal of T_pp from one probe of f moving every p_i (2 calls, repeated
+// only when Newton converges slowly).  A T_pp far from diagonal makes these
+// Newton matrices poor, so Newton converges slowly or not at all (the
+// usual mechanical systems have diagonal masses).
+//
+// Redundant constraints or singular configurations: pivots of LDL^T below
+// RattleState::rank_tolerance times the largest are dropped
+// (SparseGramSolver), counted and reported as by the dense path
+// (odepkg:singularConstraints); the multipliers are then a solution of the
+// consistent singular system, not the minimum-norm one — the constraint
+// forces G^T L, G^T M, and so the trajectory, are the same.
+#ifndef ODEPKG_CONSTRAINED_SPARSE_SEPARABLE_RATTLE_HPP
+#define ODEPKG_CONSTRAINED_SPARSE_SEPARABLE_RATTLE_HPP
+
+#include "Stepper.hpp"
+#include "constrained/RattleAcceptance.hpp"
+#include "constrained/RattleState.hpp"
+#include "constrained/SparseGramSolver.hpp"
+#include "unconstrained/AffineVelocity.hpp"
+#include "unconstrained/SeparabilityProbe.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace odepkg {
+
+class SparseSeparableRattle : private RattleAcceptance {
+ public:
+  /// Iterations of x <- x + K^+ (r - S x) before K is refactorized.
+  static constexpr int kInner = 12;
+  /// Relative accuracy of the solution of S x = r.
+  static constexpr double kInnerTol = 1e-8;
+
+  explicit SparseSeparableRattle(RattleState& shared)
+      : shared_(shared),
+        problem_(shared.problem),
+        opts_(shared.opts),
+        d_(shared.d),
+        m_(shared.m),
+        shake_(shared.shake),
+        velocity_(shared.d, true),
+        separability_(shared.d),
+        K_(RattleState::rank_tolerance),
+        err_(RattleState::rank_tolerance) {
+    const int d = d_, m = m_;
+    work_.resize(2 * d);
+    work2_.resize(2 * d);
+    x2_.resize(2 * d);
+    gv_.resize(m);
+    L_ = Vec::Zero(m);
+    Lprev_ = Vec::Zero(m);
+    Lprev2_ = Vec::Zero(m);
+    Lprev3_ = Vec::Zero(m);
+    M_ = Vec::Zero(m);
+    delta_.resize(m);
+    hid_.resize(m);
+    r_.resize(m);
+    c_.resize(m);
+    ph_.resize(d);
+    pbase_.resize(d);
+    q1_.resize(d);
+    q1pred_.resize(d);
+    Tp_.resize(d);
+    F1_.resize(d);
+    pstar_.resize(d);
+    p1_.resize(d);
+    dp_.resize(d);
+    u_.resize(d);
+    us_.resize(d);
+    vtmp_.resize(d);
+    W_ = Vec::Ones(d);
+    dq_prev_ = Vec::Zero(d);
+    rows_.resize(m);
+    for (auto& q : cache_q_) q.setConstant(d, std::numeric_limits<double>::quiet_NaN());
+  }
+
+  /// The probe of separability at (t, x), fx = f(t, x): 2 calls of f.
+  void check_claims(double t, const ConstVecRef& x, const ConstVecRef& fx) {
+    const SeparabilityProbe::Finding r = separability_.probe(problem_, t, x, fx);
+    if (!r.separable) SeparabilityProbe::refuse(r);
+  }
+
+  void reset() {
+    have_guess_ = false;
+    have_last_ = false;
+    have_tpp_ = false;
+    K_.invalidate();
+  }
+
+  StepStatus step(Point& from, double h, Point& to) {
+    const SingleThreadedEigen single;
+    if (velocity_.prepare(problem_, from.t, from.x)) {
+      StepStatus s;
+      if (step_affine(from, h, to, s)) return s;
+    }
+    return step_separable(from, h, to);
+  }
+
+  /// SHAKE's error estimate without its O(h) normal momentum (Rattle::
+  /// restrict_error): e_p <- e_p - G^T (G G^T)^+ G e_p at q_1.
+  bool restrict_momenta(const ConstVecRef& q1, VecRef ep) {
+    const SingleThreadedEigen single;
+    if (!grad_at(q1, Gerr_)) return false;
+    if (!err_.factor(Gerr_, Vec::Ones(d_)) || err_.rank_deficient()) return true;
+    r_.noalias() = Gerr_ * ep;
+    err_.solve(r_, c_);
+    ep.noalias() -= Gerr_.transpose() * c_;
+    return true;
+  }
+
+ private:
+  // ---- the general separable step ------------------------------------------
+  StepStatus step_separable(Point& from, double h, Point& to) {
+    const int d = d_;
+    Stats& st = problem_.stats();
+    if (!shared_.ensure_force(from, work_)) return StepStatus::NonFinite;
+    const auto q0 = from.x.head(d);
+    const double t1 = from.t + h;
+    if (!grad_at(q0, G0_)) return StepStatus::NonFinite;
+    const bool extrap = have_last_ && (shared_.last_q1.array() == q0.array()).all();
+    const double s = have_guess_ ? h / shared_.h_prev : 0.0;
+    pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
+    ++st.newton_solves;
+
+    bool ok = false;
+    double theta = 0.0;
+    long it = 0;
+    for (int attempt = 0; attempt < 2 && !ok; ++attempt) {
+      const bool fresh = attempt == 1 || (!have_tpp_ && !extrap);
+      if (attempt == 1 || !have_tpp_) {
+        if (!estimate_tpp(from.t, from.x)) return StepStatus::NonFinite;
+        have_tpp_ = true;
+        K_.invalidate();  // its W is stale
+      }
+      if (!prepare_K(G0_, W_, from.t)) return StepStatus::NonFinite;
+      const double weight = roundoff_weight(h, W_.lpNorm<Eigen::Infinity>(), q0, from.x.tail(d), opts_.tol);
+      bool have_S = false;
+      if (attempt == 0 && extrap) {
+        extrapolate_G1(h);
+        have_S = true;
+      }
+      guess_L(s, h, extrap);
+      ph_ = pbase_;
+      ph_.noalias() -= G0_.transpose() * L_;
+      q1pred_ = q0 + s * dq_prev_;
+      double prev = std::numeric_limits<double>::infinity();
+      it = 0;
+      for (;;) {
+        x2_.head(d) = q1pred_;
+        x2_.tail(d) = ph_;
+        if (!problem_.field(t1, x2_, work_)) return StepStatus::NonFinite;
+        Tp_ = work_.head(d);
+        q1_ = q0 + h * Tp_;
+        if (!problem_.constraint(q1_, gv_)) return StepStatus::NonFinite;
+        if (!have_S) {
+          if (!problem_.constraint_grad_sparse(q1_, G1e_)) return StepStatus::NonFinite;
+          have_S = true;
+        }
+        solve_S(W_, gv_, delta_, from.t, 1e-3 * opts_.tol * std::abs(h) * std::max(1.0, inf_norm(ph_)) / weight);
+        delta_ /= h;
+        dp_.noalias() = G0_.transpose() * delta_;
+        const double nd = weight * inf_norm(dp_) / std::max(1.0, inf_norm(ph_));
+        if (!std::isfinite(nd)) break;
+        if (nd <= opts_.tol) {
+          L_ += delta_;
+          ph_ -= dp_;
+          u_ = W_.cwiseProduct(dp_);  // T_pp G_0^T delta
+          Tp_ -= u_;
+          q1_.noalias() -= h * u_;
+          q1pred_.noalias() -= h * u_;
+          ok = true;
+          break;
+        }
+        if (it > 0) theta = nd / prev;
+        if ((it > 0 && theta >= 1.0) || it >= opts_.max_iterations) break;
+        prev = nd;
+        L_ += delta_;
+        ph_ -= dp_;
+        q1pred_ = q1_;
+        q1pred_.noalias() -= h * W_.cwiseProduct(dp_);
+        ++it;
+        ++st.newton_iterations;
+      }
+      shared_.finish(it);
+      if (!ok && fresh) break;
+    }
+    if (!ok) {
+      have_tpp_ = have_last_ = have_guess_ = false;
+      return StepStatus::NewtonDiverged;
+    }
+    if (it > 1 && theta > opts_.refresh_rate) have_tpp_ = false;
+    if (constraints_violated(inf_norm(gv_), q1_, opts_.tol)) return StepStatus::ConstraintsViolated;
+    record_residual_norm(st.max_constraint_residual, inf_norm(gv_), row_norm(G1e_), inf_norm(q1_));
+
+    // 2. Force at q_1 (reused from the last evaluation if it was at q_1).
+    if ((q1_ - q1pred_).lpNorm<Eigen::Infinity>() >
+        4 * std::numeric_limits<double>::epsilon() * std::max(1.0, inf_norm(q1_))) {
+      x2_.head(d) = q1_;
+      x2_.tail(d) = ph_;
+      if (!problem_.field(t1, x2_, work_)) return StepStatus::NonFinite;
+    }
+    F1_ = work_.tail(d);
+    if (!problem_.constraint_grad_sparse(q1_, G1_)) return StepStatus::NonFinite;
+    pstar_ = ph_ + (0.5 * h) * F1_;
+
+    // 3. Velocity multipliers: G_1 T_p(pstar - G_1^T M) = 0.
+    if (shake_) {
+      p1_ = pstar_;
+      x2_.head(d) = q1_;
+      x2_.tail(d) = p1_;
+      if (!problem_.field(t1, x2_, work_)) return StepStatus::NonFinite;
+      hid_.noalias() = G1_ * work_.head(d);
+      record_residual_norm(st.max_hidden_residual, inf_norm(hid_), row_norm(G1_), inf_norm(work_.head(d)));
+      to.force = F1_;
+    } else {
+      if (!factor_K(G1_, W_, from.t)) return StepStatus::NonFinite;
+      vtmp_ = Tp_;
+      vtmp_.noalias() += (0.5 * h) * W_.cwiseProduct(F1_);
+      hid_.noalias() = G1_ * vtmp_;
+      K_.solve(hid_, M_);
+      double prev = std::numeric_limits<double>::infinity();
+      long it2 = 0;
+      for (;;) {
+        p1_ = pstar_;
+        p1_.noalias() -= G1_.transpose() * M_;
+        x2_.head(d) = q1_;
+        x2_.tail(d) = p1_;
+        if (!problem_.field(t1, x2_, work_)) return StepStatus::NonFinite;
+        hid_.noalias() = G1_ * work_.head(d);
+        K_.solve(hid_, delta_);
+        dp_.noalias() = G1_.transpose() * delta_;
+        const double nd = inf_norm(dp_) / std::max(1.0, inf_norm(p1_));
+        if (!std::isfinite(nd)) return StepStatus::NewtonDiverged;
+        if (nd <= opts_.tol) break;
+        if ((it2 > 0 && nd >= prev) || it2 >= opts_.max_iterations) {
+          have_tpp_ = false;
+          return StepStatus::NewtonDiverged;
+        }
+        prev = nd;
+        M_ += delta_;
+        ++it2;
+        ++st.newton_iterations;
+      }
+      record_residual_norm(st.max_hidden_residual, inf_norm(hid_), row_norm(G1_), inf_norm(work_.head(d)));
+      to.force = work_.tail(d);
+    }
+    to.has_force = true;
+    to.t = t1;
+    to.x.head(d) = q1_;
+    to.x.tail(d) = p1_;
+    if (!to.x.allFinite()) return StepStatus::NonFinite;
+    remember_step(q0, h);
+    return StepStatus::Success;
+  }
+
+  // ---- the quadratic-T step ------------------------------------------------
+  bool step_affine(Point& from, double h, Point& to, StepStatus& status) {
+    const int d = d_;
+    Stats& st = problem_.stats();
+    status = StepStatus::NonFinite;
+    if (!shared_.ensure_force(from, work_)) return true;
+    const auto q0 = from.x.head(d);
+    const double t1 = from.t + h;
+    if (!grad_at(q0, G0_)) return true;
+    const bool extrap = have_last_ && (shared_.last_q1.array() == q0.array()).all();
+    const double s = have_guess_ ? h / shared_.h_prev : 0.0;
+    const Vec& w = velocity_.diagonal();
+    if (!have_model_weights_) {  // the model's W replaces the probed one
+      K_.invalidate();
+      have_model_weights_ = true;
+    }
+    pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
+    vtmp_ = q0 + h * velocity_.predict(pbase_);  // q_1 at L = 0
+    const double weight = roundoff_weight(h, velocity_.matrix_norm(), q0, from.x.tail(d), opts_.tol);
+    if (!prepare_K(G0_, w, from.t)) return true;
+    guess_L(s, h, extrap);
+    bool have_S = false;
+    if (extrap) {
+      extrapolate_G1(h);
+      have_S = true;
+    }
+    long it = 0;
+    double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0;
+    bool ok = false;
+    for (;;) {
+      u_.noalias() = G0_.transpose() * L_;
+      q1_ = vtmp_;
+      q1_.noalias() -= h * w.cwiseProduct(u_);
+      if (!problem_.constraint(q1_, gv_)) return true;
+      if (!have_S) {
+        if (!problem_.constraint_grad_sparse(q1_, G1e_)) return true;
+        have_S = true;
+      }
+      ph_ = pbase_ - u_;
+      solve_S(w, gv_, delta_, from.t, 1e-3 * opts_.tol * std::abs(h) * std::max(1.0, inf_norm(ph_)) / weight);
+      delta_ /= h;
+      dp_.noalias() = G0_.transpose() * delta_;
+      const double nd = weight * inf_norm(dp_) / std::max(1.0, inf_norm(ph_));
+      if (!std::isfinite(nd)) break;
+      L_ += delta_;
+      const double theta = it > 0 ? nd / prev : 1.0;
+      const double eta = theta / (1.0 - theta);
+      if (nd <= opts_.tol || (theta < 0.5 && eta * nd <= std::min(opts_.tol, kRoundoffLeft))) {
+        ph_ -= dp_;
+        q1_.noalias() -= h * w.cwiseProduct(dp_);
+        if (nd > opts_.tol) g_scale = eta;
+        ok = true;
+        break;
+      }
+      if ((it > 0 && nd >= 0.5 * prev) || it >= opts_.max_iterations) break;
+      prev = nd;
+      ++it;
+      ++st.newton_iterations;
+    }
+    shared_.finish(it);
+    if (!ok) return false;
+    if (constraints_violated(g_scale * inf_norm(gv_), q1_, opts_.tol)) {
+      status = StepStatus::ConstraintsViolated;
+      return true;
+    }
+    // 2. f at [q_1; p_{1/2}]: the force F_1 and a check of T_p(p_{1/2}).
+    x2_.head(d) = q1_;
+    x2_.tail(d) = ph_;
+    if (!problem_.field(t1, x2_, work_)) return false;
+    velocity_.predict(ph_);
+    if (!velocity_.confirm(ph_, work_.head(d))) {
+      if (!velocity_.active()) {
+        have_model_weights_ = false;
+        have_tpp_ = false;
+        check_claims(t1, x2_, work_);
+      }
+      return false;
+    }
+    ++st.newton_solves;
+    F1_ = work_.tail(d);
+    if (!problem_.constraint_grad_sparse(q1_, G1_)) return true;
+    const double Gn = row_norm(G1_);
+    record_residual_norm(st.max_constraint_residual, g_scale * inf_norm(gv_), Gn, inf_norm(q1_));
+    pstar_ = ph_ + (0.5 * h) * F1_;
+    // 3. Velocity multipliers, linear for affine T_p: G_1 W G_1^T M = G_1 T_p(p*).
+    if (shake_) {
+      p1_ = pstar_;
+      hid_.noalias() = G1_ * velocity_.predict(p1_);
+      record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, velocity_.matrix_norm() * inf_norm(p1_));
+    } else {
+      if (!factor_K(G1_, w, from.t)) return true;
+      hid_.noalias() = G1_ * velocity_.predict(pstar_);
+      K_.solve(hid_, M_);
+      p1_ = pstar_;
+      p1_.noalias() -= G1_.transpose() * M_;
+      hid_.noalias() = G1_ * velocity_.predict(p1_);
+      // one step of iterative refinement when the solve left more than
+      // round-off (ill-conditioned K, dropped pivots): O(nnz)
+      const double scale = Gn * velocity_.matrix_norm() * inf_norm(p1_);
+      if (inf_norm(hid_) > kRoundoffLeft * std::max(1.0, scale)) {
+        K_.solve(hid_, delta_);
+        M_ += delta_;
+        p1_.noalias() -= G1_.transpose() * delta_;
+        hid_.noalias() = G1_ * velocity_.predict(p1_);
+      }
+      record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, velocity_.matrix_norm() * inf_norm(p1_));
+    }
+    to.force = F1_;
+    to.has_force = true;
+    to.t = t1;
+    to.x.head(d) = q1_;
+    to.x.tail(d) = p1_;
+    if (!to.x.allFinite()) return true;
+    remember_step(q0, h);
+    status = StepStatus::Success;
+    return true;
+  }
+
+  // ---- linear algebra --------------------------------------------------------
+  /// K = G W G^T factorized (rank noted in the shared state).
+  bool factor_K(const SpMat& G, const Vec& w, double t) {
+    if (!K_.factor(G, w)) return false;
+    note_rank(t);
+    return true;
+  }
+  /// A factorization to precondition S with: the last one (the last step's
+  /// velocity system at this q_0), else K at G_0.
+  bool prepare_K(const SpMat& G0, const Vec& w, double t) {
+    if (K_.valid() && !shake_) return true;
+    return factor_K(G0, w, t);
+  }
+
+  /// x = S^{-1} r, S = G1e W G_0^T, by x <- x + K^+ (r - S x); K is
+  /// refactorized at G1e once if that does not converge.
+  /// `negligible`: a bound on |G_0^T x|_inf below which x is a correction
+  /// too small to matter (Newton's last); its first approximation is then
+  /// taken as it is.
+  void solve_S(const Vec& w, const Vec& r, Vec& x, double t, double negligible) {
+    for (int round = 0; round < 2; ++round) {
+      K_.solve(r, x);
+      double prev = std::numeric_limits<double>::infinity();
+      bool converged = false;
+      for (int k = 0; k < kInner; ++k) {
+        us_.noalias() = G0_.transpose() * x;
+        if (k == 0 && inf_norm(us_) <= negligible) return;
+        us_.array() *= w.array();
+        r_ = r;
+        r_.noalias() -= G1e_ * us_;
+        K_.solve(r_, c_);
+        x += c_;
+        const double nc = inf_norm(c_);
+        // A relative error 1e-8 of the Newton correction leaves, after it,
+        // 1e-8 of what it corrected: below round-off from the second
+        // correction on (extrapolated guesses start within ~1e-6).  The
+        // error left after x += c is about rate * |c|.
+        const double rate = k > 0 ? nc / prev : 1.0;
+        if (!(nc * std::min(1.0, rate) > kInnerTol * inf_norm(x))) {  // also 0 and NaN
+          converged = std::isfinite(nc);
+          break;
+        }
+        if (nc > 0.5 * prev) break;
+        prev = nc;
+      }
+      if (converged || round == 1) return;
+      if (!factor_K(G1e_, w, t)) return;  // K at q_1: contraction O(h) smaller
+    }
+  }
+
+  /// G1e = G_0 + h/h_last (G_0 - G_{-1}): on the values when the patterns
+  /// agree (always, but after the pattern of G grew).
+  void extrapolate_G1(double h) {
+    const double c = h / last_h_;
+    if (HamiltonianProblem::same_pattern(G0_, last_G0_)) {
+      G1e_ = G0_;
+      Eigen::Map<Vec> v(G1e_.valuePtr(), G1e_.nonZeros());
+      const Eigen::Map<const Vec> a(G0_.valuePtr(), G0_.nonZeros()), b(last_G0_.valuePtr(), last_G0_.nonZeros());
+      v = a + c * (a - b);
+    } else {
+      G1e_ = G0_ + c * (G0_ - last_G0_);
+    }
+  }
+
+  void note_rank(double t) {
+    shared_.cond_max = std::max(shared_.cond_max, K_.condition_estimate());
+    if (!K_.rank_deficient()) return;
+    ++problem_.stats().rank_deficient;
+    if (!shared_.rank_seen) {
+      shared_.rank_seen = true;
+      shared_.rank_t = t;
+    }
+  }
+
+  /// The diagonal of T_pp at x: one probe of f moving every p_i by
+  /// max(1, |p_i|), against f at x (2 calls).  Non-positive entries (T_pp
+  /// not diagonal) are replaced by the largest one.
+  bool estimate_tpp(double t, const Vec& x) {
+    const int d = d_;
+    if (!problem_.field(t, x, work2_)) return false;
+    x2_ = x;
+    for (int i = 0; i < d; ++i) x2_(d + i) += std::max(1.0, std::abs(x(d + i)));
+    if (!problem_.field(t, x2_, work_)) return false;
+    for (int i = 0; i < d; ++i) W_(i) = (work_(i) - work2_(i)) / (x2_(d + i) - x(d + i));
+    const double wmax = W_.maxCoeff();
+    if (!(wmax > 0.0) || !W_.allFinite()) W_.setOnes();
+    for (int i = 0; i < d; ++i)
+      if (!(W_(i) > 0.0)) W_(i) = wmax > 0.0 ? wmax : 1.0;
+    ++problem_.stats().jacobian_evals;
+    ++problem_.stats().fd_jacobians;
+    ++problem_.stats().fd_field_jacobians;
+    work_ = work2_;  // f at x: ensure_force's convention leaves it in work_
+    return true;
+  }
+
+  /// max_i sum_j |G_ij| (O(nnz)).
+  double row_norm(const SpMat& G) {
+    rows_.setZero();
+    for (int j = 0; j < G.outerSize(); ++j)
+      for (SpMat::InnerIterator it(G, j); it; ++it) rows_(it.row()) += std::abs(it.value());
+    return rows_.size() ? rows_.maxCoeff() : 0.0;
+  }
+
+  /// G(q) from the small cache (keyed by q, compared exactly), else
+  /// evaluated and stored.
+  bool grad_at(const ConstVecRef& q, SpMat& G) {
+    for (int i = 0; i < kCache; ++i)
+      if (cache_ok_[i] && (cache_q_[i].array() == q.array()).all()) {
+        G = cache_G_[i];
+        return true;
+      }
+    if (!problem_.constraint_grad_sparse(q, G)) return false;
+    store(q, G);
+    return true;
+  }
+  void store(const ConstVecRef& q, const SpMat& G) {
+    cache_q_[cache_next_] = q;
+    cache_G_[cache_next_] = G;
+    cache_ok_[cache_next_] = true;
+    cache_next_ = (cache_next_ + 1) % kCache;
+  }
+
+  void remember_step(const ConstVecRef& q0, double h) {
+    cache_q_[cache_next_] = q1_;  // G_1 moves into the cache (not needed after the step)
+    cache_G_[cache_next_].swap(G1_);
+    cache_ok_[cache_next_] = true;
+    cache_next_ = (cache_next_ + 1) % kCache;
+    const bool cont = have_last_ && (shared_.last_q1.array() == q0.array()).all() &&
+                      same_step(h, shared_.h_prev);
+    nL_ = cont ? std::min(nL_ + 1, 3) : 1;
+    Lprev3_ = Lprev2_;
+    Lprev2_ = Lprev_;
+    shared_.last_q1 = q1_;
+    last_G0_.swap(G0_);  // G_0 is not needed after the step
+    last_h_ = h;
+    have_last_ = true;
+    Lprev_ = L_;
+    dq_prev_ = q1_ - q0;
+    shared_.h_prev = h;
+    have_guess_ = true;
+  }
+
+  void guess_L(double s, double h, bool extrap) {
+    const bool chain = extrap && have_guess_ && same_step(h, shared_.h_prev);
+    if (chain && nL_ >= 3)
+      L_ = 3.0 * (Lprev_ - Lprev2_) + Lprev3_;
+    else if (chain && nL_ >= 2)
+      L_ = 2.0 * Lprev_ - Lprev2_;
+    else
+      L_ = s * Lprev_;
+  }
+
+  static constexpr int kCache = 3;
+
+  RattleState& shared_;
+  HamiltonianProblem& problem_;
+  const NewtonOptions& opts_;
+  const int d_, m_;
+  const bool shake_;
+  AffineVelocity velocity_;
+  SeparabilityProbe separability_;
+  SparseGramSolver K_;    ///< the last K = G W G^T (velocity system; S's preconditioner)
+  SparseGramSolver err_;  ///< G G^T for SHAKE's error estimate
+  SpMat G0_, G1_, G1e_, last_G0_, Gerr_;
+  Vec cache_q_[kCache];
+  SpMat cache_G_[kCache];
+  bool cache_ok_[kCache] = {false, false, false};
+  int cache_next_ = 0;
+  Vec work_, work2_, x2_, gv_;
+  Vec L_, Lprev_, Lprev2_, Lprev3_, M_, delta_, hid_, r_, c_;
+  int nL_ = 0;
+  Vec ph_, pbase_, q1_, q1pred_, Tp_, F1_, pstar_, p1_, dp_, u_, us_, vtmp_, W_, dq_prev_, rows_;
+  bool have_tpp_ = false, have_guess_ = false, have_last_ = false, have_model_weights_ = false;
+  double last_h_ = 0.0;
+};
+
+}  // namespace odepkg
+
+#endif

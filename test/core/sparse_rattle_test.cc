@@ -1,0 +1,346 @@
+// Tests of the sparse constraint gradients: HamiltonianProblem's sparse
+// ConstraintGradFcn, SparseGramSolver, SparseSeparableRattle (Rattle's
+// separable path for a sparse G) and the sparse initial projection, on the
+// planar hanging chain (ChainProblem.hpp).
+#include "ConstraintProjection.hpp"
+#include "constrained/Rattle.hpp"
+#include "constrained/SparseGramSolver.hpp"
+#include "ChainProblem.hpp"
+#include "TestProblems.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+using namespace odepkg;
+using odepkg::test::Chain;
+
+namespace {
+
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+
+/// n fixed steps of RATTLE (SHAKE) from x0; the states after each step.
+std::vector<Vec> run(HamiltonianProblem& P, Rattle& r, const Vec& x0, double h, int n) {
+  std::vector<Vec> out;
+  Point a(P.state_size()), b(P.state_size());
+  a.set(0.0, x0);
+  for (int i = 0; i < n; ++i) {
+    const StepStatus st = r.step(a, h, b);
+    EXPECT_EQ(st, StepStatus::Success) << "step " << i;
+    if (st != StepStatus::Success) break;
+    out.push_back(b.x);
+    std::swap(a, b);
+  }
+  return out;
+}
+
+double max_diff(const std::vector<Vec>& a, const std::vector<Vec>& b) {
+  double e = 0.0;
+  EXPECT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) e = std::max(e, (a[i] - b[i]).lpNorm<Eigen::Infinity>());
+  return e;
+}
+
+// Dense and sparse G: the same method, so the same trajectory up to the
+// round-off of different (but equally accurate) linear algebra.
+TEST(SparseRattle, DenseAndSparseGiveTheSameTrajectory) {
+  for (bool shake : {false, true}) {
+    Chain c;
+    c.N = 20;
+    const Vec x0 = c.zigzag(0.3, 0.9);
+    auto Pd = c.make(false), Ps = c.make(true);
+    Rattle rd(*Pd, true, shake), rs(*Ps, true, shake);
+    const auto yd = run(*Pd, rd, x0, 0.01, 100), ys = run(*Ps, rs, x0, 0.01, 100);
+    ASSERT_EQ(ys.size(), 100u);
+    const double diff = max_diff(yd, ys), scale = yd.back().lpNorm<Eigen::Infinity>();
+    std::printf("N = 20, %s, 100 steps: max |y_dense - y_sparse| = %.3g (|y| %.3g); calls of f %ld/%ld, g %ld/%ld, "
+                "G %ld/%ld\n",
+                shake ? "SHAKE" : "RATTLE", diff, scale, Pd->stats().field_evals, Ps->stats().field_evals,
+                Pd->stats().constraint_evals, Ps->stats().constraint_evals, Pd->stats().constraint_grad_evals,
+                Ps->stats().constraint_grad_evals);
+    EXPECT_LE(diff, 1e-11 * scale);
+    EXPECT_EQ(Ps->stats().rank_deficient, 0);
+    EXPECT_FALSE(rs.rank_deficiency_seen());
+  }
+}
+
+// Octave's sparse() drops exact zeros: a horizontal chain's vertical
+// components start as zeros, so the pattern grows after the first step;
+// the union of the patterns is kept and the results do not change.
+TEST(SparseRattle, PatternThatGrowsIsMerged) {
+  Chain c;
+  c.N = 15;
+  c.prune = true;
+  const Vec x0 = c.straight(0.0);
+  auto Pd = c.make(false), Ps = c.make(true);
+  Rattle rd(*Pd, true), rs(*Ps, true);
+  const auto yd = run(*Pd, rd, x0, 0.01, 60), ys = run(*Ps, rs, x0, 0.01, 60);
+  ASSERT_EQ(ys.size(), 60u);
+  EXPECT_LE(max_diff(yd, ys), 1e-11 * yd.back().lpNorm<Eigen::Infinity>());
+  EXPECT_GE(Ps->sparse_pattern_version(), 2);  // first pattern, then the merged one
+}
+
+// A 10^4-link chain, 200 steps: constraints and hidden constraints at
+// round-off, energy bounded (symplectic: no drift).
+TEST(SparseRattle, LongChainStaysOnTheManifold) {
+  Chain c;
+  c.N = 10000;
+  const Vec x0 = c.zigzag(0.2, 0.6);
+  auto P = c.make(true);
+  Rattle r(*P, true);
+  const double h = 0.01, E0 = c.energy(x0);
+  Point a(P->state_size()), b(P->state_size());
+  a.set(0.0, x0);
+  double gmax = 0.0, hmax = 0.0, dE = 0.0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_EQ(r.step(a, h, b), StepStatus::Success) << "step " << i;
+    std::swap(a, b);
+    const auto res = c.residuals(a.x);
+    // round-off of g_k = |x_k - x_{k-1}|^2 - 1 from coordinates of size |q|,
+    // of G p from entries 2|x_k - x_{k-1}| = 2 and momenta |p|
+    gmax = std::max(gmax, res.first / std::max(1.0, a.x.head(c.d()).lpNorm<Eigen::Infinity>()));
+    hmax = std::max(hmax, res.second / std::max(1.0, a.x.tail(c.d()).lpNorm<Eigen::Infinity>()));
+    dE = std::max(dE, std::abs(c.energy(a.x) - E0));
+  }
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("N = 1e4, 200 steps: max |g|/|q| = %.3g, |G H_p|/|p| = %.3g, |H - H0| = %.3g (|H0| = %.3g); "
+              "%.2f ms/step; per step f %.2f, g %.2f, G %.2f; rank deficient %ld\n",
+              gmax, hmax, dE, std::abs(E0), 1e3 * sec / 200, P->stats().field_evals / 200.0,
+              P->stats().constraint_evals / 200.0, P->stats().constraint_grad_evals / 200.0,
+              P->stats().rank_deficient);
+  EXPECT_LE(gmax, 1e-13);
+  EXPECT_LE(hmax, 1e-13);
+  EXPECT_LE(dE, 1e-6 * std::abs(E0));
+  EXPECT_LE(P->stats().max_constraint_residual, 1e-13 * x0.lpNorm<Eigen::Infinity>() * 4);
+}
+
+// The second order of RATTLE on the sparse path: errors at t = 0.64 against
+// a run with h/16.
+TEST(SparseRattle, OrderTwo) {
+  Chain c;
+  c.N = 10;
+  const Vec x0 = c.zigzag(0.3, 1.0);
+  const double T = 0.64;
+  auto final_state = [&](double h) {
+    auto P = c.make(true);
+    Rattle r(*P, true);
+    const auto y = run(*P, r, x0, h, static_cast<int>(std::lround(T / h)));
+    return y.back();
+  };
+  const Vec ref = final_state(0.04 / 32);
+  std::vector<double> hs, errs;
+  for (double h : {0.04, 0.02, 0.01, 0.005}) {
+    hs.push_back(h);
+    errs.push_back((final_state(h) - ref).lpNorm<Eigen::Infinity>());
+  }
+  const double order = test::fitted_order(hs, errs);
+  std::printf("sparse RATTLE, chain N = 10: errors %.3g %.3g %.3g %.3g, fitted order %.3f\n", errs[0], errs[1],
+              errs[2], errs[3], order);
+  EXPECT_NEAR(order, 2.0, 0.1);
+}
+
+// Link 1 listed twice: every multiplier system is singular (rank N of
+// N + 1); the dropped pivot is reported, and the constraint forces, hence
+// the trajectory, are those of the chain listed once.
+TEST(SparseRattle, DuplicatedConstraintIsReportedAndHarmless) {
+  for (bool shake : {false, true}) {
+    Chain c, cd;
+    c.N = cd.N = 30;
+    cd.duplicate = true;
+    const Vec x0 = c.zigzag(0.4, 0.8);
+    auto P = c.make(true), Pd = cd.make(true);
+    Rattle r(*P, true, shake), rd(*Pd, true, shake);
+    const auto y = run(*P, r, x0, 0.01, 100), yd = run(*Pd, rd, x0, 0.01, 100);
+    ASSERT_EQ(yd.size(), 100u);
+    const double diff = max_diff(y, yd);
+    std::printf("duplicated link (%s): max |y - y_dup| = %.3g, rank-deficient systems %ld, cond %.3g\n",
+                shake ? "SHAKE" : "RATTLE", diff, Pd->stats().rank_deficient, rd.condition_estimate());
+    EXPECT_TRUE(rd.rank_deficiency_seen());
+    EXPECT_EQ(rd.rank_deficiency_t(), 0.0);
+    EXPECT_GT(Pd->stats().rank_deficient, 0);
+    EXPECT_LE(diff, 1e-10 * y.back().lpNorm<Eigen::Infinity>());
+    const auto res = cd.residuals(yd.back());
+    EXPECT_LE(res.first, 1e-13 * 30);
+    if (!shake) {
+      EXPECT_LE(res.second, 1e-12);
+    }
+  }
+}
+
+// A closed ring folded flat: x_1 = (1, 0), x_2 = (2, 0), x_3 = (1, 0), the
+// closing link |x_3| = 1.  All four gradients lie in the span of the three
+// horizontal coordinates: G is rank-deficient at the start (a truly singular
+// configuration); gravity moves the ring out of it.  Warned and run through.
+TEST(SparseRattle, FoldedRingIsSingularAndRunsThrough) {
+  Chain c;
+  c.N = 3;
+  c.ring = true;
+  c.ring_R2 = 1.0;
+  Vec x0 = Vec::Zero(12);
+  x0.head(6) << 1, 0, 2, 0, 1, 0;
+  Vec gv(c.m());
+  c.g(x0.head(6), gv);
+  ASSERT_LE(gv.lpNorm<Eigen::Infinity>(), 0.0);
+  auto P = c.make(true);
+  Rattle r(*P, true);
+  const auto y = run(*P, r, x0, 0.01, 100);
+  ASSERT_EQ(y.size(), 100u);
+  EXPECT_TRUE(r.rank_deficiency_seen());
+  EXPECT_EQ(r.rank_deficiency_t(), 0.0);
+  const auto res = c.residuals(y.back());
+  std::printf("folded ring: rank-deficient systems %ld; after 100 steps |g| = %.3g, |G H_p| = %.3g, y = [%g %g %g]\n",
+              P->stats().rank_deficient, res.first, res.second, y.back()(1), y.back()(3), y.back()(5));
+  EXPECT_LE(res.first, 1e-13);
+  EXPECT_LE(res.second, 1e-12);
+  EXPECT_LT(y.back()(1), -0.01);  // it fell
+}
+
+// K = G G^T of a chain: the sparse LDL^T solve against a dense one, and
+// the truncated solve of a singular K against the minimum-norm solution
+// (equal constraint forces G^T x).
+TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
+  Chain c;
+  c.N = 12;
+  const Vec q = c.zigzag(0.3, 0.7).head(24);
+  SpMat G;
+  c.G_sparse(q, G);
+  SparseGramSolver s;
+  const Vec w = Vec::LinSpaced(24, 1.0, 2.0);
+  ASSERT_TRUE(s.factor(G, w));
+  EXPECT_FALSE(s.rank_deficient());
+  const Vec b = Vec::LinSpaced(12, -1.0, 1.0);
+  Vec x(12);
+  s.solve(b, x);
+  const Mat Gd = Mat(G);
+  const Mat K = Gd * w.asDiagonal() * Gd.transpose();
+  EXPECT_LE((K * x - b).lpNorm<Eigen::Infinity>(), 1e-13 * K.norm() * x.norm());
+  Chain cd = c;
+  cd.duplicate = true;
+  cd.G_sparse(q, G);
+  ASSERT_TRUE(s.factor(G, w));
+  EXPECT_TRUE(s.rank_deficient());
+  EXPECT_EQ(s.rank(), 12);
+  const Mat Gdd = Mat(G);
+  const Mat Kd = Gdd * w.asDiagonal() * Gdd.transpose();
+  const Vec bd = Kd * Vec::LinSpaced(13, 0.5, -0.5);  // consistent
+  Vec xd(13);
+  s.solve(bd, xd);
+  const Vec xmin = Kd.completeOrthogonalDecomposition().solve(bd);
+  EXPECT_LE((Kd * xd - bd).lpNorm<Eigen::Infinity>(), 1e-12 * bd.norm());
+  EXPECT_LE((Gdd.transpose() * (xd - xmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gdd.transpose() * xmin).norm());
+}
+
+// The initial projection with a sparse G: off the manifold -> on it.
+TEST(SparseRattle, InitialProjection) {
+  Chain c;
+  c.N = 50;
+  Vec x = c.zigzag(0.3, 0.8);
+  for (int i = 0; i < x.size(); ++i) x(i) += 1e-3 * std::sin(1.0 + i);
+  auto P = c.make(true);
+  const ProjectionResult pr = project_onto_manifold(*P, 0.0, x, 1e-13);
+  EXPECT_TRUE(pr.converged);
+  EXPECT_GT(pr.g_before, 1e-4);
+  const auto res = c.residuals(x);
+  EXPECT_LE(res.first, 1e-13);
+  EXPECT_LE(res.second, 1e-13);
+}
+
+// DerivativeCheck on a sparse G: passes when right, catches a wrong sign.
+TEST(SparseRattle, DerivativeCheckOfSparseGradient) {
+  Chain c;
+  c.N = 40;
+  const Vec x0 = c.zigzag(0.3, 0.8);
+  auto P = c.make(true);
+  EXPECT_NO_THROW(P->check_derivatives(0.0, x0));
+  HamiltonianProblem Q(c.d(), &Chain::field);
+  Q.set_constraints(c.m(), [c](const ConstVecRef& q, VecRef out) { c.g(q, out); });
+  Q.set_sparse_constraint_grad([c](const ConstVecRef& q, SpMat& G) {
+    c.G_sparse(q, G);
+    G.coeffRef(5, 10) *= -1.0;
+  });
+  try {
+    Q.check_derivatives(0.0, x0);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.id, "derivativeCheck");
+  }
+}
+
+// Other paths: a sparse G is made dense where that is small (same results
+// as a dense G), refused with odepkg:sparseGradient where it is not.
+TEST(SparseRattle, GeneralPathDensifiesSmallAndRefusesLarge) {
+  Chain c;
+  c.N = 6;
+  const Vec x0 = c.zigzag(0.3, 0.8);
+  auto Pd = c.make(false), Ps = c.make(true);
+  Rattle rd(*Pd, false), rs(*Ps, false);
+  const auto yd = run(*Pd, rd, x0, 0.01, 20), ys = run(*Ps, rs, x0, 0.01, 20);
+  EXPECT_LE(max_diff(yd, ys), 0.0);
+  Chain big;
+  big.N = 1500;  // m d = 4.5e6
+  auto Pb = big.make(true);
+  try {
+    Rattle rb(*Pb, false);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.id, "sparseGradient");
+    EXPECT_NE(std::string(e.what()).find("ConstraintGradFcn"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("Explicit"), std::string::npos);
+  }
+  EXPECT_NO_THROW(Rattle(*Pb, true));  // the separable path takes it sparse
+}
+
+// Time per step for N = 1e3, 1e4, 1e5 (a benchmark, not a test: run with
+// --gtest_also_run_disabled_tests; ODEPKG_CHAIN_STEPS steps, default 50).
+TEST(SparseRattle, DISABLED_TimePerStep) {
+  const char* env = std::getenv("ODEPKG_CHAIN_STEPS");
+  const int n = env ? std::atoi(env) : 50;
+  for (int N : {1000, 10000, 100000}) {
+    Chain c;
+    c.N = N;
+    const Vec x0 = c.zigzag(0.2, 0.6);
+    auto P = c.make(true);
+    Rattle r(*P, true);
+    Point a(P->state_size()), b(P->state_size());
+    a.set(0.0, x0);
+    for (int i = 0; i < 10; ++i) {  // past the learning of the quadratic T
+      ASSERT_EQ(r.step(a, 0.01, b), StepStatus::Success);
+      std::swap(a, b);
+    }
+    const Stats s0 = P->stats();
+    std::vector<double> ms;
+    for (int i = 0; i < n; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      ASSERT_EQ(r.step(a, 0.01, b), StepStatus::Success);
+      ms.push_back(1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      std::swap(a, b);
+    }
+    // the callbacks alone, as often as a step calls them
+    const Stats& s1 = P->stats();
+    const double nf = double(s1.field_evals - s0.field_evals) / n, ng = double(s1.constraint_evals - s0.constraint_evals) / n,
+                 nG = double(s1.constraint_grad_evals - s0.constraint_grad_evals) / n;
+    Vec fx(2 * c.d()), gv(c.m());
+    SpMat G;
+    const int reps = 20;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) Chain::field(0.0, a.x, fx);
+    const double tf = 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) c.g(a.x.head(c.d()), gv);
+    const double tg = 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) c.G_sparse(a.x.head(c.d()), G);
+    const double tG = 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+    std::sort(ms.begin(), ms.end());
+    std::printf("N = %6d: median %.3f ms/step (min %.3f); calls/step f %.2f g %.2f G %.2f; C++ callbacks %.3f ms/step; "
+                "newton iter %ld\n",
+                N, ms[ms.size() / 2], ms[0], nf, ng, nG, nf * tf + ng * tg + nG * tG,
+                s1.newton_iterations - s0.newton_iterations);
+  }
+}
+
+}  // namespace
