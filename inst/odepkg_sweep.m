@@ -669,6 +669,126 @@ endfunction
 %!  endif
 %!endfunction
 
+%!## A pserver on the loopback interface (octave-parallel's cluster server).
+%!## Debian's octave-parallel is built without GnuTLS (pconnect: "TLS not
+%!## available"; no parallel_generate_srp_data), so the server runs without
+%!## authentication ("--no-auth", use_tls false): for the few seconds of the
+%!## test it takes commands on ports 12501/12502 of every interface (pconnect
+%!## has no port option).  It refuses to run as root, so under root it runs
+%!## as the user nobody (setpriv), from a world-readable copy of the package.
+%!## pserver (OPTIONS) of 4.0.1 rejects every struct (print_usage), so the
+%!## server binary is started as pserver.m starts it.
+%!function why = loopback_obstacle ()
+%!  why = "";
+%!  if (isempty (pkg ("list", "parallel")))
+%!    why = "octave-parallel is not installed";
+%!    return;
+%!  endif
+%!  if (! isunix () || ! exist ("/proc/net/tcp", "file"))
+%!    why = "not a Linux system (/proc/net/tcp)";
+%!    return;
+%!  endif
+%!  if (isempty (pserver_binary ()))
+%!    why = "the server program octave-pserver was not found";
+%!    return;
+%!  endif
+%!  needed = {"setsid", "sh"};
+%!  if (geteuid () == 0)
+%!    needed{end+1} = "setpriv";
+%!  endif
+%!  for c = needed
+%!    if (isempty (file_in_path (getenv ("PATH"), c{1})))
+%!      why = sprintf ("%s (util-linux) not found", c{1});
+%!      return;
+%!    endif
+%!  endfor
+%!  pidfile = sprintf ("/tmp/.octave-%s.pid", gethostname ());
+%!  if (exist (pidfile, "file"))
+%!    why = sprintf ("a pserver is already running on this machine (%s)", pidfile);
+%!    return;
+%!  endif
+%!  ## ports 12501, 12502 (0x30D5, 0x30D6) listened on (state 0A)
+%!  for f = {"/proc/net/tcp", "/proc/net/tcp6"}
+%!    if (exist (f{1}, "file") && ! isempty (regexp (fileread (f{1}), ':30D[56] [0-9A-F:]+ 0A', "once")))
+%!      why = "port 12501 or 12502 is in use";
+%!      return;
+%!    endif
+%!  endfor
+%!endfunction
+%!function b = pserver_binary ()
+%!  b = "";
+%!  pkg load parallel
+%!  ## where pserver.m looks: the package's bin/, Debian's /usr/libexec, PATH
+%!  for c = {fullfile(fileparts (which ("pserver")), "bin", "octave-pserver"), ...
+%!           "/usr/libexec/octave-pserver", file_in_path(getenv ("PATH"), "octave-pserver")}
+%!    if (! isempty (c{1}) && exist (c{1}, "file"))
+%!      b = c{1};
+%!      return;
+%!    endif
+%!  endfor
+%!endfunction
+%!function ok = can_serve_loopback ()
+%!  why = loopback_obstacle ();
+%!  ok = isempty (why);
+%!  if (! ok)
+%!    puts (["odepkg_sweep: skipping the loopback pserver test: " why "\n"]);
+%!  endif
+%!endfunction
+%!function srv = loopback_start ()
+%!  srv = struct ("dir", tempname (), "pgid", NaN, "path", {{}},
+%!                "pidfile", sprintf ("/tmp/.octave-%s.pid", gethostname ()));
+%!  mkdir (srv.dir);
+%!  ## the package (m-files and oct-files) where the server's user can read it
+%!  mdir = fileparts (which ("odepkg_sweep"));
+%!  odir = fileparts (which ("__odepkg_integrate__"));
+%!  m = fullfile (srv.dir, "m");
+%!  copyfile (mdir, m);
+%!  if (strncmp (odir, [mdir filesep], numel (mdir) + 1))
+%!    srv.path = {m, fullfile(m, odir(numel (mdir)+2:end))};
+%!  else
+%!    mkdir (fullfile (srv.dir, "oct"));
+%!    copyfile (fullfile (odir, "*.oct"), fullfile (srv.dir, "oct"));
+%!    srv.path = {m, fullfile(srv.dir, "oct")};
+%!  endif
+%!  system (sprintf ("chmod -R a+rX %s", srv.dir));
+%!  octave = fullfile (OCTAVE_HOME, "bin", "octave-cli");
+%!  if (exist ([octave "-" OCTAVE_VERSION], "file"))
+%!    octave = [octave "-" OCTAVE_VERSION];
+%!  endif
+%!  cmd = sprintf ("%s --octave-binary=%s --no-auth", pserver_binary (), octave);
+%!  if (geteuid () == 0)
+%!    cmd = ["setpriv --reuid=65534 --regid=65534 --clear-groups " cmd];
+%!  endif
+%!  ## a shell in a session of its own leads the process group of the server
+%!  ## and its children: it ends the group after 60 s (a watchdog against a
+%!  ## hang), the cleanup at once
+%!  [~, out] = system (sprintf (["setsid sh -c 'HOME=%s %s; sleep 60; kill -TERM 0' " ...
+%!                               "</dev/null >/dev/null 2>&1 & echo $!"], srv.dir, cmd));
+%!  srv.pgid = str2double (out);
+%!  for i = 1:100
+%!    if (exist (srv.pidfile, "file"))
+%!      return;
+%!    endif
+%!    pause (0.05);
+%!  endfor
+%!  error ("test:pserver", "odepkg_sweep test: the loopback pserver did not start within 5 s");
+%!endfunction
+%!function loopback_stop (srv)
+%!  if (isfinite (srv.pgid) && srv.pgid > 1)
+%!    kill (-srv.pgid, 15);
+%!    for i = 1:100
+%!      if (! exist (srv.pidfile, "file"))
+%!        break;
+%!      endif
+%!      pause (0.05);
+%!    endfor
+%!  endif
+%!  if (exist (srv.dir, "dir"))
+%!    confirm_recursive_rmdir (false, "local");
+%!    rmdir (srv.dir, "s");
+%!  endif
+%!endfunction
+
 %!testif ; have_parallel ()
 %! ## parcellfun with 2 workers gives the serial results: 6 Kepler orbits
 %! ## (e = 0 ... 0.75) by explicit Stormer-Verlet at fixed steps, each member
@@ -745,6 +865,41 @@ endfunction
 %! ## a cell of parameters in fewer chunks, the same results
 %! R2 = odepkg_sweep (err, num2cell (h), "Workers", 2, "Chunks", 2);
 %! assert (isequal (R2, R));
+
+%!testif ; can_serve_loopback ()
+%! ## netcellfun over a pserver on the loopback interface: an ensemble of 3
+%! ## Kepler orbits (one chunk each) and a parameter sweep, against the
+%! ## serial results; the server is always stopped and its files removed
+%! srv = struct ("dir", "", "pgid", NaN, "pidfile", "");
+%! conns = [];
+%! t0 = tic ();
+%! unwind_protect
+%!   srv = loopback_start ();
+%!   conns = pconnect ({"localhost"}, struct ("use_tls", false));
+%!   reval (sprintf ('addpath ("%s");', strjoin (srv.path, '", "')), conns(2));
+%!   f = kepler ();
+%!   Y0 = kepler_y0 ([0.2 0.4 0.6]);
+%!   o = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 500, "Explicit", "yes");
+%!   [tr, yr] = member_by_member (@odeSV, f, 0, Y0, o);
+%!   sol = odepkg_sweep (@odeSV, f, 0, Y0, o, "Connections", conns, "Chunks", 3);
+%!   assert (strcmp (sol.sweep.mode, "remote"));
+%!   for k = 1:3
+%!     assert (isequal (sol.x.', tr{k}) && isequal (sol.y(:,:,k).', yr{k}));
+%!   endfor
+%!   y0 = Y0(:,1);
+%!   dH = @(h) max (abs (sum (odeSV (f, 0, y0, odepkgset (o, "TimeStepSize", h)).y.^2 .* [0; 0; 1; 1], 1) / 2
+%!                       - 1 ./ sqrt (sum (odeSV (f, 0, y0, odepkgset (o, "TimeStepSize", h)).y(1:2,:).^2, 1))
+%!                       + 1/2));
+%!   R = odepkg_sweep (dH, [0.02 0.01], "Connections", conns);
+%!   assert (isequal ([R{:}], [dH(0.02), dH(0.01)]));
+%! unwind_protect_cleanup
+%!   if (! isempty (conns))
+%!     sclose (conns);
+%!   endif
+%!   loopback_stop (srv);
+%! end_unwind_protect
+%! assert (! exist (srv.pidfile, "file"));
+%! printf ("odepkg_sweep: loopback pserver test: %.1f s\n", toc (t0));
 
 %!test
 %! ## octave-parallel absent (simulated by the test hook, never by
