@@ -43,7 +43,7 @@
 ## steps the joined result is the one ensemble call's: the members are
 ## independent, and every chunk steps the same times.  @code{sol.stats}
 ## sums the counts of the chunks (@code{nfevals}: calls of @var{fcn} in all
-## workers) and keeps the largest @code{nsteps} and @code{maxnewtoniter};
+## workers) and keeps the largest @code{nsteps} and @code{max*} fields;
 ## @code{sol.sweep} has @code{chunks} (the members of each chunk, a cell),
 ## @code{stats} (each chunk's) and @code{mode} (@qcode{"serial"},
 ## @qcode{"local"} or @qcode{"remote"}).  @qcode{"Stats"}, @qcode{"on"}
@@ -52,6 +52,12 @@
 ## @qcode{"HamiltonianFcn"} and @qcode{"InvariantFcn"} (compute the
 ## invariants from the joined @var{y}).  Extra solver parameters after
 ## @var{opts} are not taken (capture them in @var{fcn}).
+##
+## The workers receive a handle to a named function by its name:
+## @var{fcn}, the callbacks in @var{opts} and @var{fun} must be anonymous
+## functions (they travel with the values they capture) or functions in
+## files on the workers' path, not functions defined on the command line
+## or in a script.
 ##
 ## @strong{Parameter form.}  @var{R}@{i@} = @var{fun} (@var{params}@{i@})
 ## (or @var{params}(i) for a numeric, logical or struct array), evaluated
@@ -107,10 +113,16 @@
 ## sol = odepkg_sweep (@@odeSV, kepler, 0, Y0, opts, "Connections", conns);
 ## sclose (conns);
 ## @end example
-## A parameter sweep, the period of the pendulum against its amplitude:
+## A parameter sweep: the largest energy error of Störmer--Verlet on one
+## Kepler orbit (e = 0.6, t up to 20) for three step sizes, one per process:
 ## @example
-## period = @@(a) ...;               # a function of one amplitude
-## T = odepkg_sweep (period, linspace (0.1, 3, 30), "Workers", 2);
+## f = @@(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+## y0 = [0.4; 0; 0; 2];
+## H = @@(Y) sum (Y(3:4,:).^2, 1) / 2 - 1 ./ sqrt (sum (Y(1:2,:).^2, 1));
+## o = @@(h) odepkgset ("TimeStepSize", h, "TimeStepNumber", round (20 / h), "Explicit", "yes");
+## dH = @@(h) max (abs (H (odeSV (f, 0, y0, o (h)).y) - H (y0)));
+## R = odepkg_sweep (dH, [0.004 0.002 0.001], "Workers", 2);
+## [R@{:@}]                        # falls as h^2
 ## @end example
 ## @seealso{parcellfun, netcellfun, pconnect, odeSV, odeRATTLE}
 ## @end deftypefn
