@@ -580,14 +580,27 @@ function n = remote_jobs (conns)
   n = max (n, 1);
 endfunction
 
+## Every chunk's errors come back as data (run_chunk, run_params); what is
+## caught here is a failure of the machinery itself (a worker that died, a
+## server without odepkg on its path).
 function res = evaluate (mode, nworkers, so, job, blocks)
   switch (mode)
     case "serial"
       res = cellfun (job, blocks, "UniformOutput", false);
     case "local"
-      res = parcellfun (nworkers, job, blocks, "UniformOutput", false, "VerboseLevel", 0);
+      try
+        res = parcellfun (nworkers, job, blocks, "UniformOutput", false, "VerboseLevel", 0);
+      catch err
+        error ("odepkg:workerFailed", "odepkg_sweep: parcellfun failed: %s", err.message);
+      end_try_catch
     case "remote"
-      res = netcellfun (so.Connections, job, blocks, "UniformOutput", false, "ChunkSize", 1);
+      try
+        res = netcellfun (so.Connections, job, blocks, "UniformOutput", false, "ChunkSize", 1);
+      catch err
+        error ("odepkg:workerFailed",
+               ["odepkg_sweep: netcellfun failed: %s (is odepkg on every server's path? " ...
+                "e.g. reval (\"pkg load odepkg\", conns))"], err.message);
+      end_try_catch
   endswitch
 endfunction
 
@@ -747,8 +760,16 @@ endfunction
 %!  endif
 %!endfunction
 %!function srv = loopback_start ()
+%!  host = gethostname ();
 %!  srv = struct ("dir", tempname (), "pgid", NaN, "path", {{}},
-%!                "pidfile", sprintf ("/tmp/.octave-%s.pid", gethostname ()));
+%!                "pidfile", sprintf ("/tmp/.octave-%s.pid", host),
+%!                "logs", {{}});
+%!  ## the server's logs in /tmp: its own, and one per network (cleanup)
+%!  for f = {sprintf("/tmp/octave_error-%s.log", host), sprintf("/tmp/octave_error-%s.bak", host)}
+%!    if (! exist (f{1}, "file"))
+%!      srv.logs{end+1} = f{1};
+%!    endif
+%!  endfor
 %!  mkdir (srv.dir);
 %!  ## the package (m-files and oct-files) where the server's user can read it
 %!  mdir = fileparts (which ("odepkg_sweep"));
@@ -772,10 +793,11 @@ endfunction
 %!    cmd = ["setpriv --reuid=65534 --regid=65534 --clear-groups " cmd];
 %!  endif
 %!  ## a shell in a session of its own leads the process group of the server
-%!  ## and its children: it ends the group after 60 s (a watchdog against a
-%!  ## hang), the cleanup at once
-%!  [~, out] = system (sprintf (["setsid sh -c 'HOME=%s %s; sleep 60; kill -TERM 0' " ...
-%!                               "</dev/null >/dev/null 2>&1 & echo $!"], srv.dir, cmd));
+%!  ## and its children; after 60 s (a hang) it stops the server and kills
+%!  ## the group, the cleanup does so at once
+%!  [~, out] = system (sprintf (["setsid sh -c 'HOME=%s %s; sleep 60; kill -TERM $(cat %s); " ...
+%!                               "sleep 1; kill -KILL 0' </dev/null >/dev/null 2>&1 & echo $!"],
+%!                              srv.dir, cmd, srv.pidfile));
 %!  srv.pgid = str2double (out);
 %!  for i = 1:100
 %!    if (exist (srv.pidfile, "file"))
@@ -785,16 +807,59 @@ endfunction
 %!  endfor
 %!  error ("test:pserver", "odepkg_sweep test: the loopback pserver did not start within 5 s");
 %!endfunction
-%!function loopback_stop (srv)
+%!function pids = live_members (pgid, comm = "")
+%!  ## the processes of group PGID that are not zombies (from /proc/PID/stat),
+%!  ## only those whose program name starts with COMM if given
+%!  pids = [];
+%!  for f = glob ("/proc/[0-9]*/stat").'
+%!    try
+%!      st = fileread (f{1});
+%!    catch
+%!      continue;
+%!    end_try_catch
+%!    close = find (st == ")", 1, "last");
+%!    name = st(find (st == "(", 1)+1:close-1);
+%!    v = sscanf (st(close+2:end), "%c %d %d", 3);
+%!    if (numel (v) == 3 && v(3) == pgid && char (v(1)) != "Z"
+%!        && (isempty (comm) || strncmp (name, comm, numel (comm))))
+%!      pids(end+1) = str2double (regexp (f{1}, '\d+', "match", "once"));
+%!    endif
+%!  endfor
+%!endfunction
+%!function loopback_stop (srv, netid)
+%!  ## after sclose the server's children end by themselves (a SIGTERM would
+%!  ## make them try to dump their workspace); then the server is stopped
+%!  ## (it removes its pid file) and the group killed (the watchdog shell)
 %!  if (isfinite (srv.pgid) && srv.pgid > 1)
-%!    kill (-srv.pgid, 15);
+%!    daemon = NaN;
+%!    if (exist (srv.pidfile, "file"))
+%!      daemon = str2double (fileread (srv.pidfile));
+%!    endif
+%!    for i = 1:60
+%!      if (isempty (live_members (srv.pgid, "octave-cli")))
+%!        break;
+%!      endif
+%!      pause (0.05);
+%!    endfor
+%!    if (isfinite (daemon))
+%!      kill (daemon, 15);
+%!    endif
 %!    for i = 1:100
 %!      if (! exist (srv.pidfile, "file"))
 %!        break;
 %!      endif
 %!      pause (0.05);
 %!    endfor
+%!    kill (-srv.pgid, 9);
 %!  endif
+%!  if (! isempty (netid))
+%!    srv.logs{end+1} = sprintf ("/tmp/octave_error-%s_%s.log", gethostname (), netid);
+%!  endif
+%!  for f = srv.logs
+%!    if (exist (f{1}, "file"))
+%!      unlink (f{1});
+%!    endif
+%!  endfor
 %!  if (exist (srv.dir, "dir"))
 %!    confirm_recursive_rmdir (false, "local");
 %!    rmdir (srv.dir, "s");
@@ -882,22 +947,27 @@ endfunction
 %! ## netcellfun over a pserver on the loopback interface: an ensemble of 3
 %! ## Kepler orbits (one chunk each) and a parameter sweep, against the
 %! ## serial results; the server is always stopped and its files removed
-%! srv = struct ("dir", "", "pgid", NaN, "pidfile", "");
+%! srv = struct ("dir", "", "pgid", NaN, "pidfile", "", "logs", {{}});
 %! conns = [];
+%! netid = "";
 %! t0 = tic ();
 %! unwind_protect
 %!   srv = loopback_start ();
 %!   conns = pconnect ({"localhost"}, struct ("use_tls", false));
+%!   netid = network_get_info (conns)(1).network_id;
 %!   reval (sprintf ('addpath ("%s");', strjoin (srv.path, '", "')), conns(2));
 %!   f = kepler ();
 %!   Y0 = kepler_y0 ([0.2 0.4 0.6]);
 %!   o = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 500, "Explicit", "yes");
 %!   [tr, yr] = member_by_member (@odeSV, f, 0, Y0, o);
 %!   sol = odepkg_sweep (@odeSV, f, 0, Y0, o, "Connections", conns, "Chunks", 3);
-%!   assert (strcmp (sol.sweep.mode, "remote"));
+%!   assert (strcmp (sol.sweep.mode, "remote") && numel (sol.sweep.chunks) == 3);
 %!   for k = 1:3
 %!     assert (isequal (sol.x.', tr{k}) && isequal (sol.y(:,:,k).', yr{k}));
 %!   endfor
+%!   ## default chunks: the server's processes (its cores), at most K
+%!   sol2 = odepkg_sweep (@odeSV, f, 0, Y0(:,1:2), o, "Connections", conns);
+%!   assert (isequal (sol2.y, sol.y(:,:,1:2)));
 %!   y0 = Y0(:,1);
 %!   dH = @(h) max (abs (sum (odeSV (f, 0, y0, odepkgset (o, "TimeStepSize", h)).y.^2 .* [0; 0; 1; 1], 1) / 2
 %!                       - 1 ./ sqrt (sum (odeSV (f, 0, y0, odepkgset (o, "TimeStepSize", h)).y(1:2,:).^2, 1))
@@ -908,9 +978,10 @@ endfunction
 %!   if (! isempty (conns))
 %!     sclose (conns);
 %!   endif
-%!   loopback_stop (srv);
+%!   loopback_stop (srv, netid);
 %! end_unwind_protect
 %! assert (! exist (srv.pidfile, "file"));
+%! assert (isempty (live_members (srv.pgid)));
 %! printf ("odepkg_sweep: loopback pserver test: %.1f s\n", toc (t0));
 
 %!test
