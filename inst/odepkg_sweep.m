@@ -27,8 +27,8 @@
 ## @var{te}, @var{ye}, @var{ie} 1-by-K cells; @var{sol} with @code{x}
 ## (1-by-N), @code{y} (2d-by-N-by-K), @code{xe}, @code{ye}, @code{ie}
 ## (1-by-K cells, with @qcode{"Events"}), @code{status} (1-by-K: 0 reached
-## the end, 1 terminal event, -1 failed), @code{solver}, @code{stats} and
-## @code{sweep} (below).  A member that ended early has NaN rows after its
+## the end, 1 terminal event, -1 failed), @code{messages} (1-by-K, why a
+## member failed), @code{solver}, @code{stats} and @code{sweep} (below).  A member that ended early has NaN rows after its
 ## end; its state at a terminal event is in @var{te}/@var{ye}.  The
 ## callbacks must therefore be vectorised as for an ensemble call (each
 ## column of @code{Y} a member, any number of columns).  With K = 1, or a
@@ -45,7 +45,7 @@
 ## sums the counts of the chunks (@code{nfevals}: calls of @var{fcn} in all
 ## workers) and keeps the largest @code{nsteps} and @code{max*} fields;
 ## @code{sol.sweep} has @code{chunks} (the members of each chunk, a cell),
-## @code{stats} (each chunk's) and @code{mode} (@qcode{"serial"},
+## @code{stats} (each chunk's, a cell) and @code{mode} (@qcode{"serial"},
 ## @qcode{"local"} or @qcode{"remote"}).  @qcode{"Stats"}, @qcode{"on"}
 ## prints these sums here.  Options that would run in the workers and
 ## cannot be joined are refused: @qcode{"OutputFcn"}, @qcode{"Progress"},
@@ -251,8 +251,8 @@ function varargout = ensemble_sweep (nout, solver, fcn, tspan, Y0, varargin)
     ## the workers' warnings stayed on the servers
     for k = find (sol.status < 0)
       warning ("odepkg:integrationFailed",
-               "odepkg_sweep: member %d stopped early on its server (t = %.17g)",
-               k, last_time (sol, k));
+               "odepkg_sweep: member %d stopped early on its server (t = %.17g): %s",
+               k, last_time (sol, k), sol.messages{k});
     endfor
   endif
   if (stats_on)
@@ -298,6 +298,13 @@ function r = run_chunk (solver, fcn, tspan, y0, opts)
                   && sol.xe(end) == sol.x(end)
                   && ! (numel (tspan) >= 2 && sol.x(end) == tspan(end)));
       sol.status = -failed + terminal;
+      sol.messages = {""};
+      if (failed)
+        sol.messages = {wmsg};
+      endif
+      ## as an ensemble call counts: one member, each call of f one member's
+      sol.stats.members = 1;
+      sol.stats.nfevalmembers = sol.stats.nfevals;
       if (isfield (sol, "xe"))
         sol.xe = {sol.xe};  sol.ye = {sol.ye};  sol.ie = {sol.ie};
       endif
@@ -358,6 +365,7 @@ function sol = join_chunks (res, cols, K, mode)
   if (has_events)
     xe = cell (1, K);  ye = cell (1, K);  ie = cell (1, K);
   endif
+  messages = repmat ({""}, 1, K);
   has_lambda = isfield (sols{1}, "lambda");
   if (has_lambda)
     lambda = NaN (rows (sols{1}.lambda), N, K);
@@ -368,6 +376,9 @@ function sol = join_chunks (res, cols, K, mode)
     j = cols{c};
     y(:, 1:n, j) = reshape (s.y(:, 1:n, :), nr, n, numel (j));
     status(j) = s.status;
+    if (isfield (s, "messages"))
+      messages(j) = s.messages;
+    endif
     if (has_events)
       xe(j) = s.xe;  ye(j) = s.ye;  ie(j) = s.ie;
     endif
@@ -387,18 +398,28 @@ function sol = join_chunks (res, cols, K, mode)
     sol.xe = xe;  sol.ye = ye;  sol.ie = ie;
   endif
   sol.status = status;
-  chunkstats = cellfun (@(s) s.stats, sols);
-  sol.sweep = struct ("chunks", {cols}, "stats", chunkstats, "mode", mode);
+  sol.messages = messages;
+  chunkstats = cellfun (@(s) s.stats, sols, "UniformOutput", false);
+  sol.sweep = struct ("chunks", {cols}, "stats", {chunkstats}, "mode", mode);
 endfunction
 
 ## Counts summed over the chunks; the steps and the max* fields (largest
 ## Newton count, step, residuals) the largest of the chunks', min* the
 ## smallest.
 function st = join_stats (sols)
-  st = sols{1}.stats;
-  for f = fieldnames (st).'
+  st = struct ();
+  names = {};
+  for c = 1:numel (sols)
+    names = [names; setdiff(fieldnames (sols{c}.stats), names, "stable")];
+  endfor
+  for f = names.'
     name = f{1};
-    v = cellfun (@(s) s.stats.(name), sols);
+    v = [];                        # over the chunks that count it
+    for c = 1:numel (sols)
+      if (isfield (sols{c}.stats, name))
+        v(end+1) = sols{c}.stats.(name);
+      endif
+    endfor
     if (any (strcmp (name, {"nsteps", "stepdensityeps"})) || strncmp (name, "max", 3))
       st.(name) = max (v);
     elseif (strncmp (name, "min", 3))
@@ -885,7 +906,8 @@ endfunction
 %! assert (sol.status, zeros (1, 6));
 %! assert (strcmp (sol.sweep.mode, "serial") && numel (sol.sweep.chunks) == 6);
 %! assert (sol.stats.nsteps, 1000);
-%! assert (sol.stats.nfevals, sum ([sol.sweep.stats.nfevals]));
+%! assert (sol.stats.nfevals, sum (cellfun (@(s) s.nfevals, sol.sweep.stats)));
+%! assert (sol.stats.members, 6);
 
 %!testif ; have_parallel ()
 %! ## odeRATTLE on a family of pendulums (amplitudes 0.3 ... 2.7), 2 workers
