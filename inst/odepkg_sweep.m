@@ -345,14 +345,22 @@ function sol = join_chunks (res, cols, K, mode)
     endif
     xs{c} = x;
   endfor
+  ## the times of the longest chunk (the first of those, the largest
+  ## chunk); the others must be its first times, up to round-off (a plain
+  ## run and an ensemble call may sum their fixed steps differently):
+  ## a millionth of the smallest step never takes one time for another
   [~, ref] = max (cellfun (@numel, xs));
   T = xs{ref};
   N = numel (T);
+  tol = 0;
+  if (N > 1)
+    tol = 1e-6 * min (abs (diff (T)));
+  endif
   for c = 1:C
     n = numel (xs{c});
-    if (! isequal (xs{c}, T(1:n)))
+    if (n > N || any (abs (xs{c} - T(1:n)) > tol))
       error ("odepkg:sweepTimesDiffer",
-             ["odepkg_sweep: members %s were output at other times than members %s " ...
+             ["odepkg_sweep: the output times of %s differ from those of %s " ...
               "(variable steps?); give fixed steps (\"TimeStepSize\") or output times " ...
               "(TSPAN with more than two times)"], member_text (cols{c}), member_text (cols{ref}));
     endif
@@ -380,7 +388,9 @@ function sol = join_chunks (res, cols, K, mode)
       messages(j) = s.messages;
     endif
     if (has_events)
-      xe(j) = s.xe;  ye(j) = s.ye;  ie(j) = s.ie;
+      for i = 1:numel (j)
+        [xe{j(i)}, ye{j(i)}, ie{j(i)}] = solo_events (s.xe{i}, s.ye{i}, s.ie{i}, nr);
+      endfor
     endif
     if (has_lambda)
       lambda(:, 1:n, j) = reshape (s.lambda(:, 1:n, :), rows (lambda), n, numel (j));
@@ -401,6 +411,17 @@ function sol = join_chunks (res, cols, K, mode)
   sol.messages = messages;
   chunkstats = cellfun (@(s) s.stats, sols, "UniformOutput", false);
   sol.sweep = struct ("chunks", {cols}, "stats", {chunkstats}, "mode", mode);
+endfunction
+
+## One member's events as a plain run's sol has them: xe and ie rows, ye
+## n-by-ne (a state per column), whichever way round the chunk gave them.
+function [xe, ye, ie] = solo_events (xe, ye, ie, n)
+  xe = reshape (xe, 1, []);
+  ie = reshape (ie, 1, []);
+  if (rows (ye) != n && columns (ye) == n)
+    ye = ye.';
+  endif
+  ye = reshape (ye, n, numel (xe));
 endfunction
 
 ## Counts summed over the chunks; the steps and the max* fields (largest
