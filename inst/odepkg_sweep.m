@@ -28,8 +28,9 @@
 ## (1-by-N), @code{y} (2d-by-N-by-K), @code{xe}, @code{ye}, @code{ie}
 ## (1-by-K cells, with @qcode{"Events"}), @code{status} (1-by-K: 0 reached
 ## the end, 1 terminal event, -1 failed), @code{messages} (1-by-K, why a
-## member failed), @code{solver}, @code{stats} and @code{sweep} (below).  A member that ended early has NaN rows after its
-## end; its state at a terminal event is in @var{te}/@var{ye}.  The
+## member failed), @code{solver}, @code{stats} and @code{sweep} (below).  A
+## member that ended early has NaN rows after its end; its state at a
+## terminal event is in @var{te}/@var{ye}.  The
 ## callbacks must therefore be vectorised as for an ensemble call (each
 ## column of @code{Y} a member, any number of columns).  With K = 1, or a
 ## single chunk, the solver is called once in this process and its outputs
@@ -41,7 +42,10 @@
 ## more than two times is accepted: the outputs fall on those times, and each
 ## chunk's steps keep its own members within the tolerances).  With fixed
 ## steps the joined result is the one ensemble call's: the members are
-## independent, and every chunk steps the same times.  @code{sol.stats}
+## independent, and every chunk steps the same times (bit for bit where the
+## chunks are calls of the same kind; a plain run, a chunk of one column,
+## sums its fixed steps differently from an ensemble call, and the two
+## agree to round-off).  @code{sol.stats}
 ## sums the counts of the chunks (@code{nfevals}: calls of @var{fcn} in all
 ## workers) and keeps the largest @code{nsteps} and @code{max*} fields;
 ## @code{sol.sweep} has @code{chunks} (the members of each chunk, a cell),
@@ -106,7 +110,8 @@
 ## size (y)                        # 2001 x 4 x 8: y(:,:,k) is orbit k
 ## @end example
 ## The same ensemble on the machines of a cluster (servers started with
-## @code{pserver}; see @code{help pconnect} for its authentication):
+## @code{pserver}; see @code{help pconnect} for its authentication, and
+## odepkg's README, "Parallel sweeps", for Debian's build without TLS):
 ## @example
 ## conns = pconnect (@{"node1", "node2"@});
 ## reval ("pkg load odepkg", conns);
