@@ -43,6 +43,12 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
 
   ## --- y0 ------------------------------------------------------------------
+  ## Y0 with K > 1 columns (and more than one row): an ensemble of K
+  ## trajectories, each column one initial state (odepkg_ensemble.m).
+  if (isnumeric (y0) && ndims (y0) == 2 && rows (y0) > 1 && columns (y0) > 1)
+    out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extra);
+    return;
+  endif
   lie = strcmp (method, "rattlie");
   if (! (isnumeric (y0) && isreal (y0) && isvector (y0)))
     if (lie)

@@ -1,0 +1,177 @@
+// EnsembleSplitting.hpp — the explicit splitting methods on an ensemble of
+// a separable H = T(p) + V(q), one call of f per step for all members:
+//   Störmer–Verlet (kick-drift-kick; Hairer, Lubich, Wanner, "Geometric
+//   Numerical Integration", (I.3.6)), order 2, symmetric:
+//     p_{1/2} = p_0 + h/2 F(q_0),  q_1 = q_0 + h H_p(p_{1/2}),
+//     p_1 = p_{1/2} + h/2 F(q_1);
+//   velocity Verlet, the same on the state [x; v] with f = [v; a(x)]
+//   (H_p(v) = v);
+//   symplectic Euler (HLW Theorem VI.3.3), order 1:
+//     p_1 = p_0 + h F(q_0),  q_1 = q_0 + h H_p(p_1).
+// H_p comes from the learned velocity model (VelocityModel.hpp), checked by
+// the call at [q_1; p_{1/2}] (p_1 for symplectic Euler) that yields the force
+// F(q_1); when no model holds, two calls per step: H_p at the new p, then the
+// force.  The force at q_1 is kept for the next step (first same as last).
+// Separability, the claim of Explicit, is probed at the start for every
+// member (2 calls): H_p must not move with q, nor the force with p.
+#ifndef ODEPKG_ENSEMBLE_SPLITTING_HPP
+#define ODEPKG_ENSEMBLE_SPLITTING_HPP
+
+#include "ensemble/EnsembleMethod.hpp"
+#include "ensemble/VelocityModel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace odepkg::ensemble {
+
+/// Separability of every member at (t, X), F0 = f(t, X): f at [q + s; p]
+/// must give the same H_p, f at [q; p + s] the same force (s = max(1, |x|)
+/// per component).  Throws odepkg:notSeparable naming the first member.
+inline void probe_separability(EnsembleProblem& pb, double t, const ConstMatRef& X, const ConstMatRef& F0,
+                               const char* option = "Explicit") {
+  const int d = pb.dim();
+  const Eigen::Index K = X.cols();
+  Mat Xp = X, F1(2 * d, K);
+  const double eps = std::numeric_limits<double>::epsilon();
+  for (int part = 0; part < 2; ++part) {  // 0: move q, watch H_p; 1: move p, watch the force
+    Xp = X;
+    for (Eigen::Index j = 0; j < K; ++j)
+      for (int i = 0; i < d; ++i) Xp(part * d + i, j) += std::max(1.0, std::abs(X(part * d + i, j)));
+    pb.field(t, Xp, F1);
+    const int watch = part == 0 ? 0 : d;
+    for (Eigen::Index j = 0; j < K; ++j) {
+      const Vec a = F0.col(j).segment(watch, d), b = F1.col(j).segment(watch, d);
+      if (!b.allFinite()) continue;  // a probe into a singularity says nothing
+      const double scale = std::max(a.lpNorm<Eigen::Infinity>(), b.lpNorm<Eigen::Infinity>());
+      if ((a - b).lpNorm<Eigen::Infinity>() > 1e3 * eps * std::max(1.0, scale)) {
+        std::ostringstream msg;
+        msg << "option \"" << option << "\" claims a separable H = T(p) + V(q), but for member " << j + 1
+            << (part == 0 ? " dH/dp changed when q moved" : " dH/dq changed when p moved")
+            << " (by " << (a - b).lpNorm<Eigen::Infinity>() << "); remove \"" << option
+            << "\" for the implicit scheme";
+        throw InputError("notSeparable", msg.str());
+      }
+    }
+  }
+}
+
+class EnsembleSplitting final : public EnsembleMethod {
+ public:
+  enum class Kind { StormerVerlet, VelocityVerlet, SymplecticEuler };
+
+  EnsembleSplitting(EnsembleProblem& pb, Kind kind)
+      : EnsembleMethod(pb), kind_(kind), Y_(2 * pb.dim(), pb.members()), W_(2 * pb.dim(), pb.members()),
+        ok_(pb.members()) {}
+
+  const char* name() const override {
+    switch (kind_) {
+      case Kind::StormerVerlet: return "stormer_verlet";
+      case Kind::VelocityVerlet: return "velocity_verlet";
+      default: return "symplectic_euler";
+    }
+  }
+  int order() const override { return kind_ == Kind::SymplecticEuler ? 1 : 2; }
+  bool symmetric() const override { return kind_ != Kind::SymplecticEuler; }
+  /// Calls of f per step: 1 with the velocity model, else 2.
+  bool one_call_per_step() const { return model_.active(); }
+
+  void start(double t0, const ConstMatRef& X0, const ConstMatRef& F0, MatRef force, MatRef aux) override {
+    (void)aux;
+    const int d = pb_.dim();
+    if (kind_ == Kind::VelocityVerlet) {
+      model_.set_identity(d, static_cast<int>(X0.cols()));
+    } else {
+      probe_separability(pb_, t0, X0, F0);
+      model_.learn(pb_, t0, X0, F0);
+    }
+    force = F0.bottomRows(d);
+  }
+
+  // The loops run per member and step: raw column pointers, no Eigen
+  // block per access (its run-time checks stay on: EigenConfig.hpp).
+  void step(double t, double h, const int* ids, int k, const ConstMatRef& X0, const ConstMatRef& force0,
+            const ConstMatRef& aux0, MatRef X1, MatRef force1, MatRef aux1, StepStatus* status) override {
+    (void)aux0;
+    (void)aux1;
+    const int d = pb_.dim(), n = 2 * d;
+    require(X0, n, k);
+    require(force0, d, k);
+    require(X1, n, k);
+    require(force1, d, k);
+    auto Y = Y_.leftCols(k);
+    auto W = W_.leftCols(k);
+    double* y = Y_.data();
+    const double* w = W_.data();
+    const double* x0 = X0.data();
+    const double* f0 = force0.data();
+    const Eigen::Index sx0 = X0.outerStride(), sf0 = force0.outerStride();
+    const double c = kind_ == Kind::SymplecticEuler ? h : 0.5 * h;  // the first kick
+    for (int j = 0; j < k; ++j)
+      for (int i = 0; i < d; ++i) y[j * n + d + i] = x0[j * sx0 + d + i] + c * f0[j * sf0 + i];
+    bool two_calls = !model_.active();
+    if (!two_calls) {
+      for (int j = 0; j < k; ++j) {
+        double* yj = y + j * n;
+        model_.predict(ids[j], yj + d, yj);  // H_p(p_new) into the q rows
+        for (int i = 0; i < d; ++i) yj[i] = x0[j * sx0 + i] + h * yj[i];
+      }
+      pb_.field(t + h, Y, W, ids);
+      for (int j = 0; j < k; ++j) {
+        ok_(j) = column_finite(W, j);
+        if (!ok_(j) || model_.identity()) continue;
+        // the prediction again (Y's q rows now hold q_1) against f's H_p
+        double v[VelocityModel::kMaxDim];
+        model_.predict(ids[j], y + j * n + d, v);
+        if (!model_.matches(ids[j], y + j * n + d, v, w + j * n)) two_calls = true;
+      }
+      if (two_calls) model_.disable();  // T is not quadratic after all: for good
+    }
+    if (two_calls) {
+      for (int j = 0; j < k; ++j)
+        for (int i = 0; i < d; ++i) y[j * n + i] = x0[j * sx0 + i];
+      const double tv = kind_ == Kind::SymplecticEuler ? t : t + 0.5 * h;
+      pb_.field(tv, Y, W, ids);
+      for (int j = 0; j < k; ++j)
+        for (int i = 0; i < d; ++i) y[j * n + i] = x0[j * sx0 + i] + h * w[j * n + i];
+      pb_.field(t + h, Y, W, ids);
+      for (int j = 0; j < k; ++j) ok_(j) = column_finite(W, j);
+    }
+    const double c2 = kind_ == Kind::SymplecticEuler ? 0.0 : 0.5 * h;  // the closing kick
+    double* x1 = X1.data();
+    double* f1 = force1.data();
+    const Eigen::Index sx1 = X1.outerStride(), sf1 = force1.outerStride();
+    for (int j = 0; j < k; ++j) {
+      const double* yj = y + j * n;
+      const double* wj = w + j * n + d;
+      double* x1j = x1 + j * sx1;
+      double* f1j = f1 + j * sf1;
+      double zero = 0.0;
+      for (int i = 0; i < d; ++i) {
+        f1j[i] = wj[i];
+        x1j[i] = yj[i];
+        x1j[d + i] = yj[d + i] + c2 * wj[i];
+        zero += x1j[i] * 0.0 + x1j[d + i] * 0.0;  // NaN unless finite
+      }
+      status[j] = ok_(j) && zero == 0.0 ? StepStatus::Success : StepStatus::NonFinite;
+    }
+  }
+
+ private:
+  /// The caller's blocks must have the sizes the raw loops assume.
+  static void require(const ConstMatRef& A, int rows, int cols) {
+    if (A.rows() != rows || A.cols() < cols || A.innerStride() != 1)
+      throw EigenAssertion("EnsembleSplitting: a block of the wrong size");
+  }
+
+  Kind kind_;
+  VelocityModel model_;
+  Mat Y_, W_;
+  Eigen::Array<bool, Eigen::Dynamic, 1> ok_;
+};
+
+}  // namespace odepkg::ensemble
+
+#endif
