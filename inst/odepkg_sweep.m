@@ -55,7 +55,8 @@
 ## cannot be joined are refused: @qcode{"OutputFcn"}, @qcode{"Progress"},
 ## @qcode{"HamiltonianFcn"} and @qcode{"InvariantFcn"} (compute the
 ## invariants from the joined @var{y}).  Extra solver parameters after
-## @var{opts} are not taken (capture them in @var{fcn}).
+## @var{opts} are not taken: give them as @qcode{"MemberParameters"}
+## (below), or capture them in @var{fcn}.
 ##
 ## The workers receive a handle to a named function by its name:
 ## @var{fcn}, the callbacks in @var{opts} and @var{fun} must be anonymous
@@ -91,6 +92,16 @@
 ## the servers' local processes summed (remote), at most K; more chunks
 ## than workers balance uneven members (some end early) at the price of
 ## more, smaller batched calls.  Parameter form: one per parameter.
+## @item @qcode{"MemberParameters"}
+## (Ensemble form.)  An array with one column per member, or a cell of
+## such arrays: the extra arguments of every user function, split with the
+## members.  In an ensemble call every user function sees all its members,
+## column j member j, so per-member data (masses, coupling constants)
+## index with the columns of @code{Y}; a chunk holds only some members, and
+## each chunk's call gets the columns of these arrays that belong to its
+## members: @code{@var{fcn} (t, Y, P1, P2, @dots{})}, as the one call
+## @code{@var{solver} (@var{fcn}, @var{tspan}, @var{Y0}, @var{opts}, P1, P2,
+## @dots{})} would make it.
 ## @end table
 ##
 ## Errors in a worker are raised here with their identifier, prefixed with
@@ -99,14 +110,13 @@
 ##
 ## Example: 8 Kepler orbits of eccentricities 0 to 0.7 on 2 local
 ## processes, each chunk of 4 orbits one batched call of explicit
-## Störmer--Verlet (before odepkg's ensemble mode, give @qcode{"Chunks"}, 8:
-## a chunk of one column is a plain run):
+## Störmer--Verlet:
 ## @example
 ## kepler = @@(t, Y) [Y(3:4,:); -Y(1:2,:) ./ sum(Y(1:2,:).^2, 1).^1.5];
 ## e = linspace (0, 0.7, 8);
 ## Y0 = [1 - e; zeros(1, 8); zeros(1, 8); sqrt((1 + e) ./ (1 - e))];
 ## opts = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 2000, "Explicit", "yes");
-## [t, y] = odepkg_sweep (@@odeSV, kepler, 0, Y0, opts, "Workers", 2, "Chunks", 8);
+## [t, y] = odepkg_sweep (@@odeSV, kepler, 0, Y0, opts, "Workers", 2);
 ## size (y)                        # 2001 x 4 x 8: y(:,:,k) is orbit k
 ## @end example
 ## The same ensemble on the machines of a cluster (servers started with
@@ -201,8 +211,8 @@ function varargout = ensemble_sweep (nout, solver, fcn, tspan, Y0, varargin)
       opts = struct ();
     elseif (! (isstruct (opts) && isscalar (opts)))
       error ("odepkg:invalidInput",
-             ["odepkg_sweep: OPTS must be a scalar struct from odepkgset (or []); " ...
-              "extra solver parameters are not taken: capture them in FCN"]);
+             ["odepkg_sweep: OPTS must be a scalar struct from odepkgset (or []); extra " ...
+              "parameters of the user functions go in \"MemberParameters\" or in FCN"]);
     endif
   endif
   so = sweep_options (args);
@@ -210,6 +220,7 @@ function varargout = ensemble_sweep (nout, solver, fcn, tspan, Y0, varargin)
   [opts, stats_on] = take_stats (opts);
 
   K = columns (Y0);
+  mp = member_parameters (so.MemberParameters, K);
   [mode, nworkers] = run_mode (so);
   C = so.Chunks;
   if (isempty (C))
@@ -226,7 +237,7 @@ function varargout = ensemble_sweep (nout, solver, fcn, tspan, Y0, varargin)
     if (stats_on)
       opts.Stats = "on";
     endif
-    [varargout{1:nout}] = solver (fcn, tspan, Y0, opts);
+    [varargout{1:nout}] = solver (fcn, tspan, Y0, opts, mp{:});
     return;
   endif
 
@@ -241,8 +252,10 @@ function varargout = ensemble_sweep (nout, solver, fcn, tspan, Y0, varargin)
   ## contiguous chunks of columns, sizes differing by at most one
   edges = round (linspace (0, K, C + 1));
   cols = arrayfun (@(c) edges(c)+1:edges(c+1), 1:C, "UniformOutput", false);
-  blocks = cellfun (@(j) Y0(:, j), cols, "UniformOutput", false);
-  job = @(y0) odepkg_sweep ("__chunk__", solver, fcn, tspan, y0, opts);
+  ## a chunk: its columns of Y0 and of every member parameter
+  blocks = cellfun (@(j) [{Y0(:, j)}, cellfun(@(P) P(:, j), mp, "UniformOutput", false)],
+                    cols, "UniformOutput", false);
+  job = @(b) odepkg_sweep ("__chunk__", solver, fcn, tspan, opts, b);
   res = evaluate (mode, nworkers, so, job, blocks);
 
   for c = 1:C
@@ -289,11 +302,11 @@ endfunction
 ## (one column) derived as the ensemble mode reports it; an error is
 ## returned as data (message and identifier), so that it reaches the caller
 ## with its identifier from any worker, local or remote.
-function r = run_chunk (solver, fcn, tspan, y0, opts)
+function r = run_chunk (solver, fcn, tspan, opts, b)
   r = struct ("sol", [], "message", "", "identifier", "", "warning", "");
   try
     lastwarn ("");
-    sol = solver (fcn, tspan, y0, opts);
+    sol = solver (fcn, tspan, b{1}, opts, b{2:end});
     [wmsg, wid] = lastwarn ();
     if (! isfield (sol, "status"))
       ## a plain run: failed (its warning), ended at a terminal event (the
@@ -492,6 +505,10 @@ function R = parameter_sweep (fun, params, varargin)
            "odepkg_sweep: PARAMS must be a cell, numeric, logical or struct array (one parameter per element)");
   endif
   so = sweep_options (varargin);
+  if (! isempty (so.MemberParameters))
+    error ("odepkg:invalidOption",
+           'odepkg_sweep: option "MemberParameters" belongs to the ensemble form (SOLVER, FCN, TSPAN, Y0); FUN takes one parameter');
+  endif
   R = cell (size (P));
   M = numel (P);
   if (M == 0)
@@ -530,11 +547,34 @@ function r = run_params (fun, p)
   endfor
 endfunction
 
+## "MemberParameters": one array with K columns, or a cell of them, as the
+## extra arguments of every user function (column j: member j's)
+function mp = member_parameters (v, K)
+  if (isempty (v))
+    mp = {};
+    return;
+  endif
+  mp = v;
+  if (! iscell (mp))
+    mp = {mp};
+  endif
+  for i = 1:numel (mp)
+    P = mp{i};
+    if (! ((isnumeric (P) || islogical (P)) && ndims (P) == 2 && columns (P) == K))
+      error ("odepkg:invalidOption",
+             ['odepkg_sweep: option "MemberParameters" must be an array with one column per ' ...
+              'member (%d), or a cell of such arrays (item %d is %s %s)'], K, i,
+             mat2str (size (P)), class (P));
+    endif
+  endfor
+  mp = reshape (mp, 1, []);
+endfunction
+
 ## ---------------------------------------------------------------------------
 ## Shared pieces
 
 function so = sweep_options (args)
-  so = struct ("Workers", [], "Connections", [], "Chunks", []);
+  so = struct ("Workers", [], "Connections", [], "Chunks", [], "MemberParameters", []);
   names = fieldnames (so);
   if (mod (numel (args), 2) != 0)
     error ("odepkg:invalidInput",
@@ -934,6 +974,18 @@ endfunction
 %! assert (sol.stats.nsteps, 1000);
 %! assert (sol.stats.nfevals, sum (cellfun (@(s) s.nfevals, sol.sweep.stats)));
 %! assert (sol.stats.members, 6);
+%! ## the default chunks (one per worker: 3 + 3 members, each an ensemble
+%! ## call) against one ensemble call of all 6: bit for bit
+%! [te, ye] = odeSV (kepler (), 0, Y0, o);
+%! se = odeSV (kepler (), 0, Y0, o);
+%! [t2, y2] = odepkg_sweep (@odeSV, kepler (), 0, Y0, o, "Workers", 2);
+%! s2 = odepkg_sweep (@odeSV, kepler (), 0, Y0, o, "Workers", 2);
+%! assert (cellfun (@numel, s2.sweep.chunks), [3 3]);
+%! assert (isequal (t2, te) && isequal (y2, ye) && isequal (s2.y, se.y) && isequal (s2.x, se.x));
+%! assert (isequal (s2.status, se.status) && s2.stats.nfevalmembers == se.stats.nfevalmembers);
+%! ## plain runs and an ensemble call sum their fixed steps differently:
+%! ## the same to round-off
+%! assert (y, ye, 1e-12);
 
 %!testif ; have_parallel ()
 %! ## odeRATTLE on a family of pendulums (amplitudes 0.3 ... 2.7), 2 workers
@@ -951,6 +1003,23 @@ endfunction
 %! q = sol.y(1:2,:,:);  p = sol.y(3:4,:,:);
 %! assert (max (abs (sum (q.^2, 1) - 1)(:)) < 1e-13);
 %! assert (max (abs (sum (q .* p, 1))(:)) < 1e-13);
+
+%!testif ; have_parallel ()
+%! ## the pendulum family in the default chunks (3 + 2 members, batched
+%! ## RATTLE) against one ensemble call: bit for bit.  The constraint's
+%! ## gradient by differences here (ensemble mode's check of a given
+%! ## ConstraintGradFcn fails at a4b0864)
+%! a = linspace (0.3, 2.7, 5);
+%! Y0 = [sin(a); -cos(a); zeros(2, 5)];
+%! o = odepkgset ("ConstraintFcn", @(Q) sum(Q.^2, 1) - 1, "ConstraintsNb", 1,
+%!                "Explicit", "yes", "TimeStepSize", 0.01, "TimeStepNumber", 1000);
+%! se = odeRATTLE (pendulum (), 0, Y0, o);
+%! s2 = odepkg_sweep (@odeRATTLE, pendulum (), 0, Y0, o, "Workers", 2);
+%! assert (cellfun (@numel, s2.sweep.chunks), [3 2]);
+%! assert (isequal (s2.y, se.y) && isequal (s2.x, se.x));
+%! assert (s2.stats.nfevalmembers, se.stats.nfevalmembers);
+%! q = s2.y(1:2,:,:);
+%! assert (max (abs (sum (q.^2, 1) - 1)(:)) < 1e-13);
 
 %!testif ; have_parallel ()
 %! ## terminal events: circular Kepler orbits of radii 1, 1.5, 6 stopped
@@ -974,6 +1043,38 @@ endfunction
 %!   assert (all (isnan (y(n+1:end,:,k))(:)));
 %! endfor
 %! assert ([te{1:2}], pi * r(1:2).^1.5, 1e-3);   # the phase error of h = 0.01: 1e-4
+%! ## two chunks (an ensemble call of 2 members, a plain run of the third)
+%! ## against one ensemble call: the same times and states (to round-off:
+%! ## the longest chunk, whose times are taken, is the plain run), NaN after
+%! ## each member's end, events and status
+%! [t1, y1, te1, ye1, ie1] = odeSV (kepler (), [0 20], Y0, o);
+%! s1 = odeSV (kepler (), [0 20], Y0, o);
+%! [t2, y2, te2, ye2, ie2] = odepkg_sweep (@odeSV, kepler (), [0 20], Y0, o, "Workers", 2);
+%! s2 = odepkg_sweep (@odeSV, kepler (), [0 20], Y0, o, "Workers", 2);
+%! assert (t2, t1, 1e-12);
+%! assert (isequal (isnan (y2), isnan (y1)) && isequal (s2.status, s1.status));
+%! assert (y2(! isnan (y2)), y1(! isnan (y1)), 1e-12);
+%! assert (isequaln (s2.y, permute (y2, [2 1 3])));
+%! assert (te2, te1, 1e-12);  assert (ye2, ye1, 1e-12);  assert (isequal (ie2, ie1));
+
+%!testif ; have_parallel ()
+%! ## "MemberParameters": circular orbits of radius 1 about centres of mass
+%! ## mu = 0.5 ... 4 (speed sqrt (mu)); every callback gets its members'
+%! ## columns of mu, as one ensemble call passes all of them: the same
+%! ## result, and each orbit stays on its circle (a member given another's
+%! ## mu would leave it by O(1))
+%! mu = [0.5 1 1.5 2 3 4];
+%! f = @(t, Y, mu) [Y(3:4,:); -mu .* Y(1:2,:) ./ sum(Y(1:2,:).^2, 1).^1.5];
+%! Y0 = [ones(1, 6); zeros(2, 6); sqrt(mu)];
+%! o = odepkgset ("TimeStepSize", 0.005, "TimeStepNumber", 1000, "Explicit", "yes");
+%! [t1, y1] = odeSV (f, 0, Y0, o, mu);
+%! [t2, y2] = odepkg_sweep (@odeSV, f, 0, Y0, o, "Workers", 2, "MemberParameters", mu);
+%! assert (isequal (t2, t1) && isequal (y2, y1));
+%! r = sqrt (sum (y2(:,1:2,:).^2, 2));
+%! assert (max (abs (r(:) - 1)) < 1e-4);
+%! ## as a cell, in chunks of one member (plain runs, mu a scalar each)
+%! sol = odepkg_sweep (@odeSV, f, 0, Y0, o, "Workers", 2, "Chunks", 6, "MemberParameters", {mu});
+%! assert (sol.y, permute (y1, [2 1 3]), 1e-12);
 
 %!testif ; have_parallel ()
 %! ## the parameter form: global error of Stormer-Verlet after one Kepler
@@ -1071,6 +1172,8 @@ endfunction
 %!error <option "Connections" must be the connections returned by pconnect> odepkg_sweep (@(x) x, 1:3, "Connections", 1)
 %!error <option "OutputFcn" is not taken by a sweep> odepkg_sweep (@odeSV, kepler (), 0, kepler_y0 ([0 0.1]), odepkgset ("OutputFcn", @odeplot), "Workers", 1)
 %!error <option "Progress" is not taken by a sweep> odepkg_sweep (@odeSV, kepler (), 0, kepler_y0 ([0 0.1]), odepkgset ("Progress", "on"), "Workers", 1)
+%!error <option "MemberParameters" must be an array with one column per member \(2\)> odepkg_sweep (@odeSV, kepler (), 0, kepler_y0 ([0 0.1]), [], "Workers", 1, "MemberParameters", [1 2 3])
+%!error <"MemberParameters" belongs to the ensemble form> odepkg_sweep (@(x) x, 1:3, "Workers", 1, "MemberParameters", 1:3)
 %!error <OPTS must be a scalar struct> odepkg_sweep (@odeSV, kepler (), 0, kepler_y0 ([0 0.1]), 3, "Workers", 1)
 %!error <odepkg_sweep: parameter 3: index \(3\)> odepkg_sweep (@(x) ones (1, 2)(x), [1 2 3], "Workers", 1, "Chunks", 2)
 %!test
