@@ -280,17 +280,12 @@ function varargout = ensemble_sweep (nout, solver, fcn, tspan, Y0, varargin)
   if (nout == 1)
     varargout{1} = sol;
   else
-    n = rows (sol.y);
     t = sol.x.';
     y = permute (sol.y, [2 1 3]);
     if (isfield (sol, "xe"))
-      te = cellfun (@(v) v.', sol.xe, "UniformOutput", false);
-      ye = cellfun (@(v) v.', sol.ye, "UniformOutput", false);
-      ie = cellfun (@(v) v.', sol.ie, "UniformOutput", false);
+      te = sol.xe;  ye = sol.ye;  ie = sol.ie;
     else
-      te = repmat ({zeros(0, 1)}, 1, K);
-      ye = repmat ({zeros(0, n)}, 1, K);
-      ie = repmat ({zeros(0, 1)}, 1, K);
+      te = ye = ie = cell (1, K);          # as an ensemble call without Events
     endif
     out = {t, y, te, ye, ie};
     varargout = out(1:nout);
@@ -324,7 +319,9 @@ function r = run_chunk (solver, fcn, tspan, opts, b)
       sol.stats.members = 1;
       sol.stats.nfevalmembers = sol.stats.nfevals;
       if (isfield (sol, "xe"))
-        sol.xe = {sol.xe};  sol.ye = {sol.ye};  sol.ie = {sol.ie};
+        ## an ensemble call's orientation: times and indices in columns, one
+        ## state per row (a plain run's sol has them the other way round)
+        sol.xe = {sol.xe.'};  sol.ye = {sol.ye.'};  sol.ie = {sol.ie.'};
       endif
     endif
     if (! isempty (wid))
@@ -406,9 +403,7 @@ function sol = join_chunks (res, cols, K, mode)
       messages(j) = s.messages;
     endif
     if (has_events)
-      for i = 1:numel (j)
-        [xe{j(i)}, ye{j(i)}, ie{j(i)}] = solo_events (s.xe{i}, s.ye{i}, s.ie{i}, nr);
-      endfor
+      xe(j) = s.xe;  ye(j) = s.ye;  ie(j) = s.ie;
     endif
     if (has_lambda)
       lambda(:, 1:n, j) = reshape (s.lambda(:, 1:n, :), rows (lambda), n, numel (j));
@@ -429,17 +424,6 @@ function sol = join_chunks (res, cols, K, mode)
   sol.messages = messages;
   chunkstats = cellfun (@(s) s.stats, sols, "UniformOutput", false);
   sol.sweep = struct ("chunks", {cols}, "stats", {chunkstats}, "mode", mode);
-endfunction
-
-## One member's events as a plain run's sol has them: xe and ie rows, ye
-## n-by-ne (a state per column), whichever way round the chunk gave them.
-function [xe, ye, ie] = solo_events (xe, ye, ie, n)
-  xe = reshape (xe, 1, []);
-  ie = reshape (ie, 1, []);
-  if (rows (ye) != n && columns (ye) == n)
-    ye = ye.';
-  endif
-  ye = reshape (ye, n, numel (xe));
 endfunction
 
 ## Counts summed over the chunks; the steps and the max* fields (largest
@@ -978,7 +962,9 @@ endfunction
 %! ## call) against one ensemble call of all 6: bit for bit
 %! [te, ye] = odeSV (kepler (), 0, Y0, o);
 %! se = odeSV (kepler (), 0, Y0, o);
-%! [t2, y2] = odepkg_sweep (@odeSV, kepler (), 0, Y0, o, "Workers", 2);
+%! [t2, y2, te2, ye2, ie2] = odepkg_sweep (@odeSV, kepler (), 0, Y0, o, "Workers", 2);
+%! [~, ~, te1, ye1, ie1] = odeSV (kepler (), 0, Y0, o);
+%! assert (isequal ({te2, ye2, ie2}, {te1, ye1, ie1}));
 %! s2 = odepkg_sweep (@odeSV, kepler (), 0, Y0, o, "Workers", 2);
 %! assert (cellfun (@numel, s2.sweep.chunks), [3 3]);
 %! assert (isequal (t2, te) && isequal (y2, ye) && isequal (s2.y, se.y) && isequal (s2.x, se.x));
@@ -1035,7 +1021,7 @@ endfunction
 %! sol = odepkg_sweep (@odeSV, kepler (), [0 20], Y0, o, "Workers", 2, "Chunks", 3);
 %! assert (t(end), 20, 1e-12);
 %! assert (sol.status, [1 1 0]);
-%! assert (isequal (sol.xe, cellfun (@(v) v.', te, "UniformOutput", false)));
+%! assert (isequal (sol.xe, te) && isequal (sol.ye, ye) && isequal (sol.ie, ie));
 %! for k = 1:3
 %!   assert (isequal (te{k}, ter{k}) && isequal (ye{k}, yer{k}) && isequal (ie{k}, ier{k}));
 %!   n = numel (tr{k}) - (k < 3);     # a plain run's last output is its event
@@ -1056,6 +1042,7 @@ endfunction
 %! assert (y2(! isnan (y2)), y1(! isnan (y1)), 1e-12);
 %! assert (isequaln (s2.y, permute (y2, [2 1 3])));
 %! assert (te2, te1, 1e-12);  assert (ye2, ye1, 1e-12);  assert (isequal (ie2, ie1));
+%! assert (s2.xe, s1.xe, 1e-12);  assert (s2.ye, s1.ye, 1e-12);  assert (isequal (s2.ie, s1.ie));
 
 %!testif ; have_parallel ()
 %! ## "MemberParameters": circular orbits of radius 1 about centres of mass
