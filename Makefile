@@ -12,9 +12,11 @@ PKG_HOME   := $(CURDIR)/build/home
 # axes) and ghostscript (print -dpng goes through gs): recommendations of
 # octave that --no-install-recommends leaves out; on a fresh machine without
 # them no figure renders ("ft_text_renderer: invalid bounding box", then
-# "'gs' (Ghostscript) binary is required").
+# "'gs' (Ghostscript) binary is required").  octave-parallel: the tests of
+# odepkg_sweep (parcellfun workers, a pserver on the loopback interface);
+# the package itself does not depend on it (loaded on demand).
 DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-config gnuplot-nox \
-              fonts-freefont-otf ghostscript
+              fonts-freefont-otf ghostscript octave-parallel
 RUN_OCT     = HOME=$(PKG_HOME) $(OCTAVE) --norc --no-gui
 
 .PHONY: all deps build dist install install-core demo figures check check-core check-octave bench fuzz sanitize valgrind clean
