@@ -77,12 +77,8 @@ function pb = problem (name, steps)
       pb.title = "Cartesian pendulum g = |q|^2 - 1, released from rest at angles in [0.2, 2.5], odeRATTLE explicit";
       pb.solver = @odeRATTLE;
       pb.f = @(t, Y) [Y(3:4,:); zeros(1, columns (Y)); -ones(1, columns (Y))];
-      ## DerivativeCheck "off" in both the ensemble and the separate calls:
-      ## the ensemble's check of ConstraintGradFcn (odepkg_ensemble.m,
-      ## a4b0864) stops on its own rand ("state", s) (d, K), which returns
-      ## nothing.
       pb.o = odepkgset ("TimeStepSize", h, "Explicit", "yes", "ConstraintsNb", 1,
-                        "DerivativeCheck", "off", "ConstraintFcn", @(Q) sum (Q.^2, 1) - 1,
+                        "ConstraintFcn", @(Q) sum (Q.^2, 1) - 1,
                         "ConstraintGradFcn", @(Q) reshape (2 * Q, 1, rows (Q), columns (Q)));
       pb.members = @pendulum_members;
   endswitch
