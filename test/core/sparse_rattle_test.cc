@@ -247,6 +247,16 @@ TEST(SparseRattle, InitialProjection) {
   const auto res = c.residuals(x);
   EXPECT_LE(res.first, 1e-13);
   EXPECT_LE(res.second, 1e-13);
+  // data on the manifold up to the round-off of g, eps |q| ~ 1e-12 > tol
+  // for 10^4 links: the iteration stops at once, not after 30 calls of G
+  Chain big;
+  big.N = 10000;
+  Vec y = big.zigzag(0.2, 0.6);
+  auto Q = big.make(true);
+  const ProjectionResult pb = project_onto_manifold(*Q, 0.0, y, 1e-13);
+  EXPECT_GT(pb.g_before, 1e-13);
+  EXPECT_LE(pb.g_after, 1e-11);
+  EXPECT_LE(Q->stats().constraint_grad_evals, 2);
 }
 
 // DerivativeCheck on a sparse G: passes when right, catches a wrong sign.
