@@ -96,14 +96,18 @@ class SparseGramSolver {
   void solve(const ConstVecRef& b, VecRef x) {
     with_ldlt([&](auto& l) {
       const auto& D = l.vectorD();
-      if (l.permutationP().size() > 0)
+      const bool permuted = l.permutationP().size() > 0;
+      if (permuted)
         y_ = l.permutationP() * b;
       else
         y_ = b;
       l.matrixL().solveInPlace(y_);
-      for (Eigen::Index i = 0; i < y_.size(); ++i) y_(i) = keep_(i) ? y_(i) / D(i) : 0.0;
+      if (deficient_)
+        for (Eigen::Index i = 0; i < y_.size(); ++i) y_(i) = keep_(i) ? y_(i) / D(i) : 0.0;
+      else
+        y_.array() /= D.array();
       l.matrixU().solveInPlace(y_);
-      if (l.permutationPinv().size() > 0)
+      if (permuted)
         x = l.permutationPinv() * y_;
       else
         x = y_;

@@ -111,6 +111,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   }
 
   void reset() {
+    have_G0_ = false;
     have_guess_ = false;
     have_last_ = false;
     have_tpp_ = false;
@@ -146,7 +147,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     if (!shared_.ensure_force(from, work_)) return StepStatus::NonFinite;
     const auto q0 = from.x.head(d);
     const double t1 = from.t + h;
-    if (!grad_at(q0, G0_)) return StepStatus::NonFinite;
+    if (!grad_at_q0(q0)) return StepStatus::NonFinite;
     const bool extrap = have_last_ && (shared_.last_q1.array() == q0.array()).all();
     const double s = have_guess_ ? h / shared_.h_prev : 0.0;
     pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
@@ -291,7 +292,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     if (!shared_.ensure_force(from, work_)) return true;
     const auto q0 = from.x.head(d);
     const double t1 = from.t + h;
-    if (!grad_at(q0, G0_)) return true;
+    if (!grad_at_q0(q0)) return true;
     const bool extrap = have_last_ && (shared_.last_q1.array() == q0.array()).all();
     const double s = have_guess_ ? h / shared_.h_prev : 0.0;
     const Vec& w = velocity_.diagonal();
@@ -516,6 +517,22 @@ class SparseSeparableRattle : private RattleAcceptance {
     store(q, G);
     return true;
   }
+  /// G_0 = G(q_0) into G0_: from the cache by a swap when it is the last
+  /// step's G_1 (the entry is then moved out: a step from the same q_0
+  /// again, after a rejection, finds it in G0_ itself).
+  bool grad_at_q0(const ConstVecRef& q) {
+    if (have_G0_ && (G0_q_.array() == q.array()).all()) return true;
+    const int last = (cache_next_ + kCache - 1) % kCache;
+    if (cache_ok_[last] && (cache_q_[last].array() == q.array()).all()) {
+      G0_.swap(cache_G_[last]);
+      cache_ok_[last] = false;
+    } else if (!grad_at(q, G0_)) {
+      return false;
+    }
+    G0_q_ = q;
+    have_G0_ = true;
+    return true;
+  }
   void store(const ConstVecRef& q, const SpMat& G) {
     cache_q_[cache_next_] = q;
     cache_G_[cache_next_] = G;
@@ -535,6 +552,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     Lprev2_ = Lprev_;
     shared_.last_q1 = q1_;
     last_G0_.swap(G0_);  // G_0 is not needed after the step
+    have_G0_ = false;
     last_h_ = h;
     have_last_ = true;
     Lprev_ = L_;
@@ -565,6 +583,8 @@ class SparseSeparableRattle : private RattleAcceptance {
   SparseGramSolver K_;    ///< the last K = G W G^T (velocity system; S's preconditioner)
   SparseGramSolver err_;  ///< G G^T for SHAKE's error estimate
   SpMat G0_, G1_, G1e_, last_G0_, Gerr_;
+  Vec G0_q_;              ///< the q_0 of G0_ (valid while have_G0_)
+  bool have_G0_ = false;
   Vec cache_q_[kCache];
   SpMat cache_G_[kCache];
   bool cache_ok_[kCache] = {false, false, false};
