@@ -233,6 +233,29 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
   const Vec xmin = Kd.completeOrthogonalDecomposition().solve(bd);
   EXPECT_LE((Kd * xd - bd).lpNorm<Eigen::Infinity>(), 1e-12 * bd.norm());
   EXPECT_LE((Gdd.transpose() * (xd - xmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gdd.transpose() * xmin).norm());
+  EXPECT_FALSE(s.natural_ordering());  // link 1 and its copy (row 12) are far apart: AMD
+  // the same duplicate next to its original keeps K banded: the banded LDL^T
+  c.G_sparse(q, G);
+  const Mat Gc = Mat(G);
+  Mat Gb(13, 24);
+  Gb << Gc.topRows(6), Gc.row(5), Gc.bottomRows(6);
+  const SpMat Gbs = Gb.sparseView();
+  ASSERT_TRUE(s.factor(Gbs, w));
+  EXPECT_TRUE(s.natural_ordering());
+  EXPECT_TRUE(s.rank_deficient());
+  EXPECT_EQ(s.rank(), 12);
+  const Mat Kb = Gb * w.asDiagonal() * Gb.transpose();
+  const Vec bb = Kb * Vec::LinSpaced(13, 0.5, -0.5);
+  Vec xb(13);
+  s.solve(bb, xb);
+  const Vec xbmin = Kb.completeOrthogonalDecomposition().solve(bb);
+  EXPECT_LE((Kb * xb - bb).lpNorm<Eigen::Infinity>(), 1e-12 * bb.norm());
+  EXPECT_LE((Gb.transpose() * (xb - xbmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gb.transpose() * xbmin).norm());
+  // and the full-rank chain through the banded path against the dense solve
+  ASSERT_TRUE(s.factor(G, w));
+  EXPECT_TRUE(s.natural_ordering());
+  s.solve(b, x);
+  EXPECT_LE((K * x - b).lpNorm<Eigen::Infinity>(), 1e-13 * K.norm() * x.norm());
 }
 
 // The initial projection with a sparse G: off the manifold -> on it.

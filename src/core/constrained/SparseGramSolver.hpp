@@ -1,8 +1,9 @@
 // SparseGramSolver.hpp — the multiplier systems of the sparse RATTLE path,
 // K = G diag(w) G^T (G sparse m x d, w > 0 the diagonal of T_pp), solved by
-// a sparse LDL^T factorization (Eigen's SimplicialLDLT, header-only, fill-
-// reducing AMD ordering, or none for a K of small bandwidth; a chain's
-// tridiagonal K costs O(m)).  Eigen's sparse modules are header-only: no
+// a sparse LDL^T factorization: Eigen's SimplicialLDLT with the fill-
+// reducing AMD ordering, or, for a K of bandwidth <= 8 (a chain's is
+// tridiagonal), a banded LDL^T in K's own order (O(m), no permutation,
+// sequential memory access).  Eigen's sparse modules are header-only: no
 // library to link (SuiteSparse's CHOLMOD would need one, for supernodal
 // speed that matters only for K with much fill, not for chains or trees).
 //
@@ -94,6 +95,10 @@ class SparseGramSolver {
 
   /// x = K^+ b by the truncated LDL^T (x may alias b).
   void solve(const ConstVecRef& b, VecRef x) {
+    if (natural_) {
+      band_solve(b, x);
+      return;
+    }
     with_ldlt([&](auto& l) {
       const auto& D = l.vectorD();
       const bool permuted = l.permutationP().size() > 0;
@@ -130,10 +135,14 @@ class SparseGramSolver {
       for (int j = 0; j < K_.outerSize(); ++j)
         for (SpMat::InnerIterator it(K_, j); it; ++it) band = std::max(band, std::abs(static_cast<int>(it.row()) - j));
       natural_ = band <= kNaturalBand;
-      with_ldlt([&](auto& l) { l.analyzePattern(K_); });
+      if (natural_)
+        band_pattern(band);
+      else
+        amd_.analyzePattern(K_);
       Kpattern_ = K_;
       analysed_ = true;
     }
+    if (natural_) return band_factor();
     with_ldlt([&](auto& l) { l.factorize(K_); });
     if (info() != Eigen::Success) {  // an exactly zero pivot: shift
       double dmax = 0.0;
@@ -148,7 +157,7 @@ class SparseGramSolver {
       with_ldlt([&](auto& l) { l.factorize(Ks_); });
       if (info() != Eigen::Success) return false;
     }
-    const Vec& D = natural_ ? nat_.vectorD() : amd_.vectorD();
+    const Vec& D = amd_.vectorD();
     const Eigen::Index n = D.size();
     keep_.resize(n);
     double dmax = 0.0;
@@ -173,6 +182,98 @@ class SparseGramSolver {
       cond_ = dmax / kept_min;
     valid_ = true;
     return true;
+  }
+
+  // ---- K of bandwidth b <= kNaturalBand, in its own order ----------------
+  // A banded LDL^T without pivoting (Golub, Van Loan, "Matrix
+  // Computations", §4.3): L_ij for 0 < i - j <= b, O(m b^2) to factor,
+  // O(m b) to solve, no allocation after the first.  A pivot D_j <= tol
+  // max_i K_ii is dropped as it is met: column j of L is set to 0 and
+  // component j of the solution to 0 (the truncated LDL^T of the header),
+  // so the later pivots are those of K without that direction.
+
+  void band_pattern(int band) {
+    b_ = band;
+    const int m = static_cast<int>(K_.rows());
+    band_src_.clear();
+    band_dst_.clear();
+    for (int j = 0; j < K_.outerSize(); ++j)
+      for (int p = K_.outerIndexPtr()[j]; p < K_.outerIndexPtr()[j + 1]; ++p) {
+        const int i = K_.innerIndexPtr()[p];
+        if (i < j) continue;
+        band_src_.push_back(p);
+        band_dst_.push_back(j * (b_ + 1) + (i - j));  // Kb(j, i - j) = K(i, j)
+      }
+    Kb_.resize(static_cast<Eigen::Index>(m) * (b_ + 1));
+    Lb_.resize(static_cast<Eigen::Index>(m) * std::max(b_, 1));
+    Db_.resize(m);
+    keep_.resize(m);
+  }
+
+  bool band_factor() {
+    const int m = static_cast<int>(K_.rows()), b = b_;
+    Kb_.setZero();
+    const double* kv = K_.valuePtr();
+    for (size_t t = 0; t < band_src_.size(); ++t) Kb_(band_dst_[t]) = kv[band_src_[t]];
+    double kmax = 0.0;
+    for (int j = 0; j < m; ++j) kmax = std::max(kmax, Kb_(j * (b + 1)));
+    const double drop = tol_ * kmax;
+    // L(i, k), i - b <= k < i, at Lb_[i b + (i - 1 - k)]
+    auto L = [&](int i, int k) -> double& { return Lb_(static_cast<Eigen::Index>(i) * b + (i - 1 - k)); };
+    rank_ = 0;
+    double dmax = 0.0, kept_min = std::numeric_limits<double>::infinity(), dropped_max = 0.0;
+    for (int j = 0; j < m; ++j) {
+      double dj = Kb_(j * (b + 1));
+      for (int k = std::max(0, j - b); k < j; ++k) dj -= L(j, k) * L(j, k) * Db_(k);
+      Db_(j) = dj;
+      keep_(j) = kmax > 0.0 && dj > drop;
+      const int iend = std::min(m - 1, j + b);
+      for (int i = j + 1; i <= iend; ++i) {
+        if (!keep_(j)) {
+          L(i, j) = 0.0;
+          continue;
+        }
+        double sij = Kb_(j * (b + 1) + (i - j));
+        for (int k = std::max(0, i - b); k < j; ++k) sij -= L(i, k) * L(j, k) * Db_(k);
+        L(i, j) = sij / dj;
+      }
+      if (keep_(j)) {
+        ++rank_;
+        dmax = std::max(dmax, dj);
+        kept_min = std::min(kept_min, dj);
+      } else {
+        dropped_max = std::max(dropped_max, std::max(dj, 0.0));
+      }
+    }
+    deficient_ = rank_ < m;
+    if (rank_ == 0)
+      cond_ = std::numeric_limits<double>::infinity();
+    else if (deficient_)
+      cond_ = dropped_max > 0.0 ? dmax / dropped_max : std::numeric_limits<double>::infinity();
+    else
+      cond_ = dmax / kept_min;
+    valid_ = true;
+    return true;
+  }
+
+  void band_solve(const ConstVecRef& rhs, VecRef x) {
+    const int m = static_cast<int>(Db_.size()), b = b_;
+    if (x.data() != rhs.data()) x = rhs;
+    const double* Lp = Lb_.data();
+    double* xp = x.data();
+    for (int i = 1; i < m; ++i) {  // L y = rhs
+      double s = xp[i];
+      const double* li = Lp + static_cast<Eigen::Index>(i) * b;
+      for (int k = i - 1, t = 0; k >= std::max(0, i - b); --k, ++t) s -= li[t] * xp[k];
+      xp[i] = s;
+    }
+    for (int i = 0; i < m; ++i) xp[i] = keep_(i) ? xp[i] / Db_(i) : 0.0;
+    for (int i = m - 2; i >= 0; --i) {  // L^T x = y
+      double s = xp[i];
+      const int rend = std::min(m - 1, i + b);
+      for (int r = i + 1; r <= rend; ++r) s -= Lp[static_cast<Eigen::Index>(r) * b + (r - 1 - i)] * xp[r];
+      xp[i] = s;
+    }
   }
 
   /// The pattern of K = G G^T (structural) and, for every pair of entries
@@ -209,20 +310,19 @@ class SparseGramSolver {
 
   template <class F>
   void with_ldlt(F&& f) {
-    if (natural_)
-      f(nat_);
-    else
-      f(amd_);
+    f(amd_);
   }
-  Eigen::ComputationInfo info() const { return natural_ ? nat_.info() : amd_.info(); }
+  Eigen::ComputationInfo info() const { return amd_.info(); }
 
   double tol_;
   SpMat Gpattern_, K_, Ks_, Kpattern_;
   std::vector<int> pos_;  ///< positions in K_'s values of the products (gram_pattern)
   bool gram_ready_ = false;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> amd_;
-  Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::NaturalOrdering<int>> nat_;
-  bool natural_ = false;
+  bool natural_ = false;  ///< K banded: factorized by band_factor in its own order
+  int b_ = 0;             ///< its bandwidth
+  std::vector<int> band_src_, band_dst_;  ///< K's lower values -> slots of Kb_
+  Vec Kb_, Lb_, Db_;      ///< K's band, L's band, D
   Eigen::Array<bool, Eigen::Dynamic, 1> keep_;
   Vec y_;
   bool analysed_ = false, valid_ = false, deficient_ = false;
