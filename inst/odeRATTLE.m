@@ -759,11 +759,11 @@ endfunction
 %! hold off;  axis ("equal");  axis ([-100 1250 -900 100]);  set (gca, "xtick", 0:250:1000);
 %! xlabel ("x");  ylabel ("y");
 %! title (sprintf ("%d-link chain, %d steps of h = %g", n, sol.stats.nsteps, h));
-%! axes ("position", [0.58 0.58 0.39 0.32]);
+%! axes ("position", [0.64 0.58 0.34 0.32]);
 %! semilogy (sol.x, res(:,1) + eps / 100, sol.x, res(:,2) + eps / 100);
 %! axis ([0 30 1e-17 1]);  set (gca, "ytick", 10.^(-15:5:0));
 %! ylabel ("residual");  title ("max |g(q)| (blue), max |G(q) H_p| (red)");
-%! axes ("position", [0.58 0.13 0.39 0.32]);
+%! axes ("position", [0.64 0.13 0.34 0.32]);
 %! plot (sol.x, E - E(1));
 %! xlabel ("t");  ylabel ("H - H_0");
 %! title ("energy error");
