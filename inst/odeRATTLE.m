@@ -762,12 +762,12 @@ endfunction
 %! axes ("position", [0.64 0.58 0.34 0.32]);
 %! semilogy (sol.x, res(:,1) + eps / 100, sol.x, res(:,2) + eps / 100);
 %! axis ([0 30 1e-17 1]);  set (gca, "ytick", 10.^(-15:5:0));
-%! ylabel ("residual");  title ("max |g(q)| (blue), max |G(q) H_p| (red)");
+%! ylabel ("residual");  title ("max |g| (blue), max |G H_p| (red)");
 %! axes ("position", [0.64 0.13 0.34 0.32]);
 %! plot (sol.x, E - E(1));
 %! xlabel ("t");  ylabel ("H - H_0");
 %! title ("energy error");
-%! text (0.03, 0.2, sprintf ("potential energy at t = 30: %.1e", sum (Y(2:2:2*n,end))), "units", "normalized");
+%! text (0.03, 0.2, sprintf ("V(t = 30) = %.1e", sum (Y(2:2:2*n,end))), "units", "normalized");
 
 %!test
 %! ## Monitoring with constraints: residuals |g| and |G H_p| and the index-1
