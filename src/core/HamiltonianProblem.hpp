@@ -90,6 +90,9 @@ class HamiltonianProblem {
   /// Number of times the union of the patterns of G met so far grew (a
   /// sparse solver analyses its pattern again when this changes).
   long sparse_pattern_version() const { return pattern_version_; }
+  /// Nonzeros of that union: every G returned by constraint_grad_sparse
+  /// with this many has its structure (the union only grows).
+  Eigen::Index sparse_pattern_nonzeros() const { return pattern_.nonZeros(); }
   bool has_constraint_hess() const { return static_cast<bool>(GH_); }
 
   Stats& stats() { return stats_; }
@@ -242,35 +245,54 @@ class HamiltonianProblem {
   /// G(q) from the sparse ConstraintGradFcn, on a fixed pattern: the union
   /// of the patterns returned so far (Octave's sparse() drops exact zeros, so
   /// an entry of G that happens to vanish, e.g. the vertical component of a
-  /// horizontal link, leaves the pattern and comes back later).  A pattern
-  /// inside the union gets its values scattered into it (explicit zeros
-  /// elsewhere); a new entry grows the union and sparse_pattern_version(),
-  /// after which the solvers analyse the pattern again (rare: once per entry
-  /// ever met).  O(nnz) per call; returns false if G is not finite.
+  /// horizontal link, leaves the pattern and comes back later; see also
+  /// seed_sparse_pattern).  The user's entries are scattered into the
+  /// pattern (explicit zeros elsewhere) by one merge of the sorted columns,
+  /// O(nnz), without allocation once G has the pattern's size; a new entry
+  /// grows the union and sparse_pattern_version(), after which the solvers
+  /// analyse the pattern again (rare: once per entry ever met).  Returns
+  /// false if G is not finite.
   bool constraint_grad_sparse(const ConstVecRef& q, SpMat& G) {
     if (!Gs_) throw InputError("invalidInput", "constraint_grad_sparse: no sparse ConstraintGradFcn was set");
     ++stats_.constraint_grad_evals;
-    Gs_(q, user_G_);
-    if (user_G_.rows() != m_ || user_G_.cols() != d_)
-      throw InputError("badFcnOutput", "ConstraintGradFcn must return a sparse m-by-d matrix (" +
-                                           std::to_string(m_) + "-by-" + std::to_string(d_) + "), but returned " +
-                                           std::to_string(user_G_.rows()) + "-by-" + std::to_string(user_G_.cols()));
-    user_G_.makeCompressed();
-    if (!same_pattern(user_G_, pattern_)) {
+    user_grad(q);
+    if (!scatter_into_pattern(user_G_, G)) {
       merged_ = pattern_ + user_G_;  // the union (structural: no entry is dropped)
-      if (merged_.nonZeros() != pattern_.nonZeros()) {
-        pattern_ = merged_;
-        pattern_.coeffs().setZero();
-        ++pattern_version_;
-      }
-      // values on the pattern: zeros, then the user's entries
-      merged_ = pattern_ + user_G_;
-      G.swap(merged_);
-    } else {
-      G.swap(user_G_);  // the callback refills user_G_'s buffers next time
+      pattern_ = merged_;
+      pattern_.coeffs().setZero();
+      ++pattern_version_;
+      scatter_into_pattern(user_G_, G);
     }
     const Eigen::Map<const Vec> v(G.valuePtr(), G.nonZeros());
     return v.allFinite();
+  }
+
+  /// Grows the pattern by that of G at a point near q (q_i moved by
+  /// 1e-6 max(1, |q_i|) times distinct factors in (0.5, 1.5)): entries that
+  /// vanish at q by coincidence (a straight chain's vertical components) are
+  /// nonzero there, so the pattern is whole from the start instead of
+  /// growing, with a new analysis, as the motion makes them nonzero.  One
+  /// call of ConstraintGradFcn, counted.  Returns false if that G is not
+  /// finite (the pattern is then left as it was).
+  bool seed_sparse_pattern(const ConstVecRef& q) {
+    if (!Gs_) return false;
+    q_pert_ = q;
+    const double golden = 0.6180339887498949;
+    for (int i = 0; i < d_; ++i) {
+      const double frac = std::fmod((i + 1) * golden, 1.0);
+      q_pert_(i) += 1e-6 * std::max(1.0, std::abs(q(i))) * (0.5 + frac);
+    }
+    ++stats_.constraint_grad_evals;
+    user_grad(q_pert_);
+    const Eigen::Map<const Vec> v(user_G_.valuePtr(), user_G_.nonZeros());
+    if (!v.allFinite()) return false;
+    merged_ = pattern_ + user_G_;
+    if (merged_.nonZeros() != pattern_.nonZeros()) {
+      pattern_ = merged_;
+      pattern_.coeffs().setZero();
+      ++pattern_version_;
+    }
+    return true;
   }
 
   /// Throws the odepkg:sparseGradient error when a sparse G would have to be
@@ -283,6 +305,47 @@ class HamiltonianProblem {
                          " would have to make dense (more than 4e6 entries): sparse constraint gradients are "
                          "used as such only by odeRATTLE/odeSHAKE with \"Explicit\", \"yes\" (a separable H = "
                          "T(p) + V(q)) and constraints g(q)");
+  }
+
+  /// The user's sparse G at q into user_G_ (size checked, compressed).
+  void user_grad(const ConstVecRef& q) {
+    Gs_(q, user_G_);
+    if (user_G_.rows() != m_ || user_G_.cols() != d_)
+      throw InputError("badFcnOutput", "ConstraintGradFcn must return a sparse m-by-d matrix (" +
+                                           std::to_string(m_) + "-by-" + std::to_string(d_) + "), but returned " +
+                                           std::to_string(user_G_.rows()) + "-by-" + std::to_string(user_G_.cols()));
+    user_G_.makeCompressed();
+  }
+
+  /// G <- the entries of u on pattern_'s structure (zeros elsewhere): a merge
+  /// of each column's sorted row indices.  False if u has an entry outside
+  /// the pattern (G is then to be filled again after the pattern grew).
+  bool scatter_into_pattern(const SpMat& u, SpMat& G) {
+    const bool same_structure =
+        G.rows() == m_ && G.cols() == d_ && G.isCompressed() && G.nonZeros() == pattern_.nonZeros() &&
+        std::equal(G.outerIndexPtr(), G.outerIndexPtr() + d_ + 1, pattern_.outerIndexPtr()) &&
+        std::equal(G.innerIndexPtr(), G.innerIndexPtr() + G.nonZeros(), pattern_.innerIndexPtr());
+    if (!same_structure) G = pattern_;  // a copy: no allocation once the buffers are large enough
+    const int* po = G.outerIndexPtr();
+    const int* pi = G.innerIndexPtr();
+    double* pv = G.valuePtr();
+    const int* uo = u.outerIndexPtr();
+    const int* ui = u.innerIndexPtr();
+    const double* uv = u.valuePtr();
+    for (int j = 0; j < d_; ++j) {
+      int a = uo[j];
+      const int aend = uo[j + 1];
+      for (int p = po[j]; p < po[j + 1]; ++p) {
+        if (a < aend && ui[a] == pi[p]) {
+          pv[p] = uv[a++];
+        } else {
+          if (a < aend && ui[a] < pi[p]) return false;  // a row the pattern lacks
+          pv[p] = 0.0;
+        }
+      }
+      if (a < aend) return false;
+    }
+    return true;
   }
 
   static bool same_pattern(const SpMat& a, const SpMat& b) {

@@ -233,6 +233,7 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
   const Vec xmin = Kd.completeOrthogonalDecomposition().solve(bd);
   EXPECT_LE((Kd * xd - bd).lpNorm<Eigen::Infinity>(), 1e-12 * bd.norm());
   EXPECT_LE((Gdd.transpose() * (xd - xmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gdd.transpose() * xmin).norm());
+  EXPECT_LE((xd - xmin).norm(), 1e-10 * xmin.norm());  // the minimum-norm solution itself
   EXPECT_FALSE(s.natural_ordering());  // link 1 and its copy (row 12) are far apart: AMD
   // the same duplicate next to its original keeps K banded: the banded LDL^T
   c.G_sparse(q, G);
@@ -251,11 +252,72 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
   const Vec xbmin = Kb.completeOrthogonalDecomposition().solve(bb);
   EXPECT_LE((Kb * xb - bb).lpNorm<Eigen::Infinity>(), 1e-12 * bb.norm());
   EXPECT_LE((Gb.transpose() * (xb - xbmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gb.transpose() * xbmin).norm());
+  EXPECT_LE((xb - xbmin).norm(), 1e-10 * xbmin.norm());
   // and the full-rank chain through the banded path against the dense solve
   ASSERT_TRUE(s.factor(G, w));
   EXPECT_TRUE(s.natural_ordering());
   s.solve(b, x);
   EXPECT_LE((K * x - b).lpNorm<Eigen::Infinity>(), 1e-13 * K.norm() * x.norm());
+}
+
+// The position Newton matrix S = A W B^T (A = G(q_1), B = G(q_0): not
+// symmetric) by the banded LU of factor_product, against a dense LU, for a
+// tridiagonal S (a chain) and a pentadiagonal one (each link also tied to
+// the mass two further on), and a redundant row (a duplicated link next to
+// its original): the dropped pivot gives a solution of the consistent system.
+TEST(SparseGramSolver, BandedProductLU) {
+  Chain c;
+  c.N = 40;
+  const int d = c.d();
+  const Vec qa = c.zigzag(0.3, 0.7).head(d), qb = c.zigzag(0.32, 0.66).head(d);
+  const Vec w = Vec::LinSpaced(d, 1.0, 3.0);
+  SpMat A, B;
+  c.G_sparse(qa, A);
+  c.G_sparse(qb, B);
+  auto check = [&](const SpMat& As, const SpMat& Bs, bool consistent) {
+    const Mat Ad = Mat(As), Bd = Mat(Bs);
+    const Mat S = Ad * w.asDiagonal() * Bd.transpose();
+    SparseGramSolver s;
+    ASSERT_TRUE(s.factor_product(As, w, Bs));
+    ASSERT_TRUE(s.product_valid());
+    const Vec r = consistent ? Vec(S * Vec::LinSpaced(S.cols(), -1.0, 2.0)) : Vec::LinSpaced(S.rows(), 1.0, -1.0);
+    Vec x(S.rows());
+    s.solve_product(r, x);
+    EXPECT_LE((S * x - r).lpNorm<Eigen::Infinity>(), 1e-12 * S.norm() * std::max(1.0, x.norm()));
+    if (!consistent) EXPECT_LE((x - S.partialPivLu().solve(r)).norm(), 1e-10 * x.norm());
+  };
+  check(A, B, false);
+  // pentadiagonal: G plus rows tying mass k to mass k + 2 (|x_{k+2} - x_k|^2)
+  auto widen = [&](const Vec& q) {
+    std::vector<Eigen::Triplet<double>> t;
+    SpMat G;
+    c.G_sparse(q, G);
+    for (int k = 0; k < G.outerSize(); ++k)
+      for (SpMat::InnerIterator it(G, k); it; ++it) t.emplace_back(2 * it.row(), it.col(), it.value());
+    for (int k = 0; k + 2 < c.N; ++k)
+      for (int j = 0; j < 2; ++j) {
+        const double v = 2 * (q(2 * (k + 2) + j) - q(2 * k + j));
+        t.emplace_back(2 * k + 1, 2 * (k + 2) + j, v);
+        t.emplace_back(2 * k + 1, 2 * k + j, -v);
+      }
+    SpMat W(2 * c.N, d);
+    W.setFromTriplets(t.begin(), t.end());
+    // rows 2k + 1 for k + 2 >= N are empty: drop them
+    Mat Wd = Mat(W);
+    Mat kept(2 * c.N - 2, d);
+    int r = 0;
+    for (int i = 0; i < 2 * c.N; ++i)
+      if (i % 2 == 0 || (i - 1) / 2 + 2 < c.N) kept.row(r++) = Wd.row(i);
+    return SpMat(kept.sparseView());
+  };
+  const SpMat Aw = widen(qa), Bw = widen(qb);
+  check(Aw, Bw, false);
+  // a duplicated link next to its original (rank m - 1), consistent right side
+  const Mat Ad = Mat(A), Bd = Mat(B);
+  Mat A2(c.N + 1, d), B2(c.N + 1, d);
+  A2 << Ad.topRows(6), Ad.row(5), Ad.bottomRows(c.N - 6);
+  B2 << Bd.topRows(6), Bd.row(5), Bd.bottomRows(c.N - 6);
+  check(SpMat(A2.sparseView()), SpMat(B2.sparseView()), true);
 }
 
 // The initial projection with a sparse G: off the manifold -> on it.

@@ -28,6 +28,7 @@
 
 #include "Types.hpp"
 
+#include <Eigen/Cholesky>
 #include <Eigen/SparseCholesky>
 
 #include <algorithm>
@@ -82,6 +83,108 @@ class SparseGramSolver {
     return factor_K();
   }
 
+  /// Factorize the nonsymmetric S = A diag(w) B^T (A and B on one
+  /// structure, as G(q_1) and G(q_0) on the fixed pattern) when its pattern,
+  /// that of A A^T, has bandwidth <= kNaturalBand: a banded LU without
+  /// pivoting (Golub, Van Loan, "Matrix Computations", §4.3; S is a small
+  /// perturbation of the semidefinite K, whose LDL^T needs none), pivots
+  /// |U_jj| <= tol max_i |S_ii| dropped as in band_factor.  Returns false
+  /// when S is not banded (the caller iterates with K instead) or not
+  /// finite; solve_product() then solves S x = r in O(m b).
+  bool factor_product(const SpMat& A, const ConstVecRef& w, const SpMat& B) {
+    lu_valid_ = false;
+    if (!gram_ready_ || !same_pattern(A, Gpattern_)) gram_pattern(A);
+    if (B.nonZeros() != A.nonZeros()) return false;
+    if (!lu_analysed_ || lu_version_ != gram_version_) {
+      const int band = bandwidth(K_);
+      lu_banded_ = band <= kNaturalBand;
+      lu_b_ = band;
+      lu_version_ = gram_version_;
+      lu_analysed_ = true;
+      if (lu_banded_) {
+        const Eigen::Index m = K_.rows(), w2 = 2 * band + 1;
+        Sb_.resize(m * w2);
+        Sinv_.resize(m);
+        lu_dst_.clear();
+        for (int j = 0; j < K_.outerSize(); ++j)
+          for (int p = K_.outerIndexPtr()[j]; p < K_.outerIndexPtr()[j + 1]; ++p)
+            lu_dst_.push_back(K_.innerIndexPtr()[p] * static_cast<int>(w2) + (j - K_.innerIndexPtr()[p] + band));
+      }
+    }
+    if (!lu_banded_) return false;
+    // S(row_a, row_c) = sum over the columns k of A_ak w_k B_ck, into K's
+    // structure through the positions of gram_pattern, then into the band
+    Eigen::Map<Vec> sv(K_.valuePtr(), K_.nonZeros());
+    sv.setZero();
+    const double* av = A.valuePtr();
+    const double* bv = B.valuePtr();
+    const int* outer = A.outerIndexPtr();
+    const int* pos = pos_.data();
+    for (int k = 0; k < A.outerSize(); ++k) {
+      const double wk = w(k);
+      for (int a = outer[k]; a < outer[k + 1]; ++a) {
+        const double ga = wk * av[a];
+        for (int c = outer[k]; c < outer[k + 1]; ++c) sv[*pos++] += ga * bv[c];
+      }
+    }
+    if (!sv.allFinite()) return false;
+    const int m = static_cast<int>(K_.rows()), b = lu_b_, w2 = 2 * b + 1;
+    Sb_.setZero();
+    for (size_t t = 0; t < lu_dst_.size(); ++t) Sb_(lu_dst_[t]) = sv[t];
+    // S(i, j) at Sb_[i w2 + j - i + b]; L (unit, below) and U overwrite it
+    double smax = 0.0;
+    for (int i = 0; i < m; ++i) smax = std::max(smax, std::abs(Sb_(i * w2 + b)));
+    const double drop = tol_ * smax;
+    double* S = Sb_.data();
+    for (int k = 0; k < m; ++k) {
+      const double piv = S[k * w2 + b];
+      const bool keep = smax > 0.0 && std::abs(piv) > drop;
+      Sinv_(k) = keep ? 1.0 / piv : 0.0;
+      const int iend = std::min(m - 1, k + b);
+      for (int i = k + 1; i <= iend; ++i) {
+        double& lik = S[i * w2 + (k - i + b)];
+        lik = keep ? lik * Sinv_(k) : 0.0;
+        if (lik == 0.0) continue;
+        for (int j = k + 1; j <= iend; ++j) S[i * w2 + (j - i + b)] -= lik * S[k * w2 + (j - k + b)];
+      }
+    }
+    lu_valid_ = true;
+    return true;
+  }
+
+  /// x = S^+ r for the S of the last factor_product (x may alias r).
+  void solve_product(const ConstVecRef& r, VecRef x) const {
+    const int m = static_cast<int>(Sinv_.size()), b = lu_b_, w2 = 2 * b + 1;
+    if (x.data() != r.data()) x = r;
+    if (m == 0) return;
+    const double* S = Sb_.data();
+    const double* inv = Sinv_.data();
+    double* xp = x.data();
+    if (b == 1) {  // L(i, i-1) at S[3i], U(i, i) at S[3i + 1], U(i, i+1) at S[3i + 2]
+      double y = xp[0];
+      for (int i = 1; i < m; ++i) xp[i] = y = xp[i] - S[3 * i] * y;
+      double xn = xp[m - 1] * inv[m - 1];
+      xp[m - 1] = xn;
+      for (int i = m - 2; i >= 0; --i) xp[i] = xn = (xp[i] - S[3 * i + 2] * xn) * inv[i];
+      return;
+    }
+    for (int i = 1; i < m; ++i) {
+      double s = xp[i];
+      for (int k = std::max(0, i - b); k < i; ++k) s -= S[i * w2 + (k - i + b)] * xp[k];
+      xp[i] = s;
+    }
+    for (int i = m - 1; i >= 0; --i) {
+      double s = xp[i];
+      const int jend = std::min(m - 1, i + b);
+      for (int j = i + 1; j <= jend; ++j) s -= S[i * w2 + (j - i + b)] * xp[j];
+      xp[i] = s * inv[i];
+    }
+  }
+
+  /// S factorized by the last factor_product.
+  bool product_valid() const { return lu_valid_; }
+  void invalidate_product() { lu_valid_ = false; }
+
   bool valid() const { return valid_; }
   void invalidate() { valid_ = false; }
   bool rank_deficient() const { return deficient_; }
@@ -93,10 +196,12 @@ class SparseGramSolver {
   /// as it is computed whole).
   const SpMat& matrix() const { return K_; }
 
-  /// x = K^+ b by the truncated LDL^T (x may alias b).
+  /// x = K^+ b by the truncated LDL^T (x may alias b); for a rank-deficient
+  /// K, the minimum-norm solution (project_out_null).
   void solve(const ConstVecRef& b, VecRef x) {
     if (natural_) {
       band_solve(b, x);
+      if (deficient_) project_out_null(x);
       return;
     }
     with_ldlt([&](auto& l) {
@@ -117,7 +222,26 @@ class SparseGramSolver {
       else
         x = y_;
     });
+    if (deficient_) project_out_null(x);
   }
+
+  /// x <- x - Z (Z^T Z)^{-1} Z^T x, Z a basis of the null space of the
+  /// factorized K: of all the solutions x + Z c of a consistent K x = b the
+  /// one of minimum norm.  With P K P^T = L D L^T and the pivots D_j, j in J,
+  /// dropped, z_j = P^T L^{-T} e_j satisfies K z_j = P^T L D e_j = D_j P^T
+  /// L e_j ~ 0: one triangular solve per dropped pivot, done once per
+  /// factorization when first needed.  Above kMaxNullDim dropped pivots (a
+  /// dense m x k basis) x is left as it is: a solution, not the minimum-
+  /// norm one (the constraint force G^T x is the same).
+  void project_out_null(VecRef x) {
+    if (!deficient_ || !null_basis()) return;
+    c_.noalias() = Z_.transpose() * x;
+    c_ = ZtZ_.solve(c_);
+    x.noalias() -= Z_ * c_;
+  }
+
+  /// Largest null space projected out by project_out_null.
+  static constexpr int kMaxNullDim = 32;
 
   /// The ordering in use: true for the natural one (a banded K).
   bool natural_ordering() const { return natural_; }
@@ -125,15 +249,14 @@ class SparseGramSolver {
  private:
   bool factor_K() {
     valid_ = false;
+    null_ready_ = false;
     const Eigen::Map<const Vec> v(K_.valuePtr(), K_.nonZeros());
     if (!v.allFinite()) return false;
     if (!analysed_ || !same_pattern(K_, Kpattern_)) {
       // A K of small bandwidth (a chain: tridiagonal) is factorized in its
       // own order: no fill beyond the band, no permutation, sequential
       // memory access; otherwise approximate minimum degree (AMD).
-      int band = 0;
-      for (int j = 0; j < K_.outerSize(); ++j)
-        for (SpMat::InnerIterator it(K_, j); it; ++it) band = std::max(band, std::abs(static_cast<int>(it.row()) - j));
+      const int band = bandwidth(K_);
       natural_ = band <= kNaturalBand;
       if (natural_)
         band_pattern(band);
@@ -184,6 +307,45 @@ class SparseGramSolver {
     return true;
   }
 
+  /// Z_ and the factorization of Z^T Z for project_out_null (false: none,
+  /// more than kMaxNullDim dropped pivots).
+  bool null_basis() {
+    if (null_ready_) return null_ok_;
+    null_ready_ = true;
+    null_ok_ = false;
+    const Eigen::Index m = K_.rows(), k = m - rank_;
+    if (k <= 0 || k > kMaxNullDim) return false;
+    Z_.setZero(m, k);
+    Eigen::Index col = 0;
+    for (Eigen::Index j = 0; j < m; ++j) {
+      if (keep_(j)) continue;
+      auto z = Z_.col(col++);
+      if (natural_) {  // L^T z = e_j, L unit lower of bandwidth b_
+        const int b = b_;
+        z(j) = 1.0;
+        for (Eigen::Index i = j - 1; i >= 0; --i) {
+          double s = 0.0;
+          const Eigen::Index rend = std::min<Eigen::Index>(m - 1, i + b);
+          for (Eigen::Index r = i + 1; r <= rend; ++r) s -= Lb_(r * b + (r - 1 - i)) * z(r);
+          z(i) = s;
+        }
+      } else {
+        y_.setZero(m);
+        y_(j) = 1.0;
+        amd_.matrixU().solveInPlace(y_);
+        if (amd_.permutationP().size() > 0)
+          z = amd_.permutationPinv() * y_;
+        else
+          z = y_;
+      }
+    }
+    for (Eigen::Index c = 0; c < k; ++c) Z_.col(c).normalize();
+    ZtZ_.compute(Z_.transpose() * Z_);
+    c_.resize(k);
+    null_ok_ = ZtZ_.info() == Eigen::Success;
+    return null_ok_;
+  }
+
   // ---- K of bandwidth b <= kNaturalBand, in its own order ----------------
   // A banded LDL^T without pivoting (Golub, Van Loan, "Matrix
   // Computations", §4.3): L_ij for 0 < i - j <= b, O(m b^2) to factor,
@@ -207,6 +369,7 @@ class SparseGramSolver {
     Kb_.resize(static_cast<Eigen::Index>(m) * (b_ + 1));
     Lb_.resize(static_cast<Eigen::Index>(m) * std::max(b_, 1));
     Db_.resize(m);
+    Dinv_.resize(m);
     keep_.resize(m);
   }
 
@@ -227,6 +390,7 @@ class SparseGramSolver {
       for (int k = std::max(0, j - b); k < j; ++k) dj -= L(j, k) * L(j, k) * Db_(k);
       Db_(j) = dj;
       keep_(j) = kmax > 0.0 && dj > drop;
+      Dinv_(j) = keep_(j) ? 1.0 / dj : 0.0;
       const int iend = std::min(m - 1, j + b);
       for (int i = j + 1; i <= iend; ++i) {
         if (!keep_(j)) {
@@ -256,18 +420,33 @@ class SparseGramSolver {
     return true;
   }
 
+  /// x = L^{-T} D^+ L^{-1} rhs: forward substitution with the scaling by
+  /// D^+ (Dinv_, zero for a dropped pivot) fused into it, then the backward
+  /// one; a tridiagonal K (b = 1, a chain) in two tight recurrences.
   void band_solve(const ConstVecRef& rhs, VecRef x) {
     const int m = static_cast<int>(Db_.size()), b = b_;
+    if (m == 0) return;
     if (x.data() != rhs.data()) x = rhs;
     const double* Lp = Lb_.data();
+    const double* di = Dinv_.data();
     double* xp = x.data();
-    for (int i = 1; i < m; ++i) {  // L y = rhs
+    if (b == 1) {  // L(i, i-1) at Lp[i]
+      double y = xp[0];  // y_i = rhs_i - L(i, i-1) y_{i-1};  z_i = y_i / D_i
+      xp[0] = y * di[0];
+      for (int i = 1; i < m; ++i) {
+        y = xp[i] - Lp[i] * y;
+        xp[i] = y * di[i];
+      }
+      for (int i = m - 2; i >= 0; --i) xp[i] -= Lp[i + 1] * xp[i + 1];
+      return;
+    }
+    for (int i = 1; i < m; ++i) {
       double s = xp[i];
       const double* li = Lp + static_cast<Eigen::Index>(i) * b;
       for (int k = i - 1, t = 0; k >= std::max(0, i - b); --k, ++t) s -= li[t] * xp[k];
-      xp[i] = s;
+      xp[i] = s;  // L y = rhs
     }
-    for (int i = 0; i < m; ++i) xp[i] = keep_(i) ? xp[i] / Db_(i) : 0.0;
+    for (int i = 0; i < m; ++i) xp[i] *= di[i];
     for (int i = m - 2; i >= 0; --i) {  // L^T x = y
       double s = xp[i];
       const int rend = std::min(m - 1, i + b);
@@ -296,6 +475,14 @@ class SparseGramSolver {
           pos_.push_back(static_cast<int>(f - K_.innerIndexPtr()));
         }
     gram_ready_ = true;
+    ++gram_version_;
+  }
+
+  static int bandwidth(const SpMat& K) {
+    int band = 0;
+    for (int j = 0; j < K.outerSize(); ++j)
+      for (SpMat::InnerIterator it(K, j); it; ++it) band = std::max(band, std::abs(static_cast<int>(it.row()) - j));
+    return band;
   }
 
   static bool same_pattern(const SpMat& a, const SpMat& b) {
@@ -318,13 +505,24 @@ class SparseGramSolver {
   SpMat Gpattern_, K_, Ks_, Kpattern_;
   std::vector<int> pos_;  ///< positions in K_'s values of the products (gram_pattern)
   bool gram_ready_ = false;
+  long gram_version_ = 0;  ///< counts gram_pattern's analyses
+  // the banded LU of factor_product
+  bool lu_analysed_ = false, lu_banded_ = false, lu_valid_ = false;
+  long lu_version_ = -1;
+  int lu_b_ = 0;
+  std::vector<int> lu_dst_;  ///< K_'s values -> slots of Sb_
+  Vec Sb_, Sinv_;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> amd_;
   bool natural_ = false;  ///< K banded: factorized by band_factor in its own order
   int b_ = 0;             ///< its bandwidth
   std::vector<int> band_src_, band_dst_;  ///< K's lower values -> slots of Kb_
-  Vec Kb_, Lb_, Db_;      ///< K's band, L's band, D
+  Vec Kb_, Lb_, Db_, Dinv_;  ///< K's band, L's band, D, D^+ (0 for a dropped pivot)
   Eigen::Array<bool, Eigen::Dynamic, 1> keep_;
   Vec y_;
+  Mat Z_;                       ///< null-space basis (project_out_null)
+  Eigen::LLT<Mat> ZtZ_;
+  Vec c_;
+  bool null_ready_ = false, null_ok_ = false;
   bool analysed_ = false, valid_ = false, deficient_ = false;
   int rank_ = 0;
   double cond_ = 1.0;

@@ -16,16 +16,17 @@
 // Linear algebra (SparseGramSolver): K_1 = G_1 W G_1^T is symmetric
 // semidefinite and is factorized by a sparse LDL^T (symbolic analysis once
 // per run, the pattern of G being fixed).  The position matrix S is not
-// symmetric (G_1 != G_0); it is never factorized: S x = r is solved by the
-// iteration x <- x + K^+ (r - S x) preconditioned with the factorization of
-// the last velocity system, K = G_0 W G_0^T (this step's start is the last
-// step's end, so it is already there: one numeric factorization per step).
-// Its contraction is |K^+ (K - S)| = O(h |G_1 - G_0| / |G|) (measured 2e-4
-// to 1.3e-3 on the chains of the tests at h = 1e-2, N = 10^3 to 10^5: one
-// or two iterations); without convergence K is refactorized at G_1 and
-// the iteration restarted.  The position Newton is then an inexact Newton
-// with corrections 1e-6 relative (kInnerTol), and calls g about as often
-// as the dense path's (N = 20 chain, 100 steps: 277 calls against 274).
+// symmetric (G_1 != G_0).  When its pattern (that of K) is banded (a chain:
+// tridiagonal) S is factorized directly, once per step, by a banded LU
+// without pivoting (factor_product), and every Newton iteration costs one
+// O(m) solve.  Otherwise S x = r is solved by the iteration
+// x <- x + K^+ (r - S x) preconditioned with the factorization of the last
+// velocity system, K = G_0 W G_0^T (this step's start is the last step's
+// end, so it is already there).  Its contraction is |K^+ (K - S)| =
+// O(h |G_1 - G_0| / |G|) (measured 2e-4 to 1.3e-3 on chains at h = 1e-2,
+// N = 10^3 to 10^5: one or two iterations); without convergence K is
+// refactorized at G_1 and the iteration restarted.  The position Newton is
+// then an inexact Newton with corrections 1e-6 relative (kInnerTol).
 //
 // W: the learned diagonal A of T_p = A p + b when the quadratic model is
 // active; before that (the first 8 steps) or for a non-quadratic T, the
@@ -76,7 +77,8 @@ class SparseSeparableRattle : private RattleAcceptance {
         velocity_(shared.d, true),
         separability_(shared.d),
         K_(RattleState::rank_tolerance),
-        err_(RattleState::rank_tolerance) {
+        err_(RattleState::rank_tolerance),
+        S_(RattleState::rank_tolerance) {
     const int d = d_, m = m_;
     work_.resize(2 * d);
     work2_.resize(2 * d);
@@ -120,6 +122,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     have_guess_ = false;
     have_last_ = false;
     have_tpp_ = false;
+    S_tried_ = false;
     K_.invalidate();
   }
 
@@ -189,6 +192,7 @@ class SparseSeparableRattle : private RattleAcceptance {
         q1_ = q0 + h * Tp_;
         if (!problem_.constraint(q1_, gv_)) return StepStatus::NonFinite;
         if (!have_S) {
+          S_tried_ = false;
           if (!problem_.constraint_grad_sparse(q1_, G1e_)) return StepStatus::NonFinite;
           have_S = true;
         }
@@ -324,7 +328,8 @@ class SparseSeparableRattle : private RattleAcceptance {
       q1_.noalias() -= h * w.cwiseProduct(u_);
       if (!problem_.constraint(q1_, gv_)) return true;
       if (!have_S) {
-        if (!problem_.constraint_grad_sparse(q1_, G1e_)) return true;
+        S_tried_ = false;
+          if (!problem_.constraint_grad_sparse(q1_, G1e_)) return true;
         have_S = true;
       }
       ph_ = pbase_ - u_;
@@ -427,16 +432,23 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// too small to matter (Newton's last); its first approximation is then
   /// taken as it is.
   void solve_S(const Vec& w, const Vec& r, Vec& x, double t, double negligible) {
+    // a banded S (a chain): factorized once per G1e, solved directly
+    if (!S_tried_) {
+      S_tried_ = true;
+      S_.factor_product(G1e_, w, G0_);
+    }
+    if (S_.product_valid()) {
+      S_.solve_product(r, x);
+      return;
+    }
     for (int round = 0; round < 2; ++round) {
       K_.solve(r, x);
       double prev = std::numeric_limits<double>::infinity();
       bool converged = false;
+      const bool fused = shared_structure();
       for (int k = 0; k < kInner; ++k) {
-        us_.noalias() = G0_.transpose() * x;
-        if (k == 0 && inf_norm(us_) <= negligible) return;
-        us_.array() *= w.array();
-        r_ = r;
-        r_.noalias() -= G1e_ * us_;
+        const double u = residual_S(w, r, x, fused);  // r_ = r - S x; u = |G_0^T x|_inf
+        if (k == 0 && u <= negligible) return;
         K_.solve(r_, c_);
         x += c_;
         const double nc = inf_norm(c_);
@@ -459,9 +471,47 @@ class SparseSeparableRattle : private RattleAcceptance {
     }
   }
 
+  /// G_0 and G1e on the same structure: both on the current pattern (it
+  /// only grows, so its count of nonzeros identifies it).
+  bool shared_structure() const {
+    const Eigen::Index nnz = problem_.sparse_pattern_nonzeros();
+    return G0_.nonZeros() == nnz && G1e_.nonZeros() == nnz && G0_.isCompressed() && G1e_.isCompressed();
+  }
+
+  /// r_ = r - G1e W G_0^T x; returns |G_0^T x|_inf.  On a shared structure
+  /// in one pass over the columns of G (column j: the dot product of G_0's
+  /// column with x, scaled by w_j, subtracted along G1e's column), without
+  /// the d-vector in between.
+  double residual_S(const Vec& w, const Vec& r, const Vec& x, bool fused) {
+    r_ = r;
+    if (!fused) {
+      us_.noalias() = G0_.transpose() * x;
+      const double u = inf_norm(us_);
+      us_.array() *= w.array();
+      r_.noalias() -= G1e_ * us_;
+      return u;
+    }
+    const int* outer = G0_.outerIndexPtr();
+    const int* inner = G0_.innerIndexPtr();
+    const double* a = G0_.valuePtr();
+    const double* b = G1e_.valuePtr();
+    const double* xp = x.data();
+    double* rp = r_.data();
+    double u = 0.0;
+    for (int j = 0; j < d_; ++j) {
+      double sj = 0.0;
+      for (int p = outer[j]; p < outer[j + 1]; ++p) sj += a[p] * xp[inner[p]];
+      u = std::max(u, std::abs(sj));
+      sj *= w(j);
+      for (int p = outer[j]; p < outer[j + 1]; ++p) rp[inner[p]] -= b[p] * sj;
+    }
+    return u;
+  }
+
   /// G1e = G_0 + h/h_last (G_0 - G_{-1}): on the values when the patterns
   /// agree (always, but after the pattern of G grew).
   void extrapolate_G1(double h) {
+    S_tried_ = false;
     const double c = h / last_h_;
     if (HamiltonianProblem::same_pattern(G0_, last_G0_)) {
       G1e_ = G0_;
@@ -589,6 +639,8 @@ class SparseSeparableRattle : private RattleAcceptance {
   SeparabilityProbe separability_;
   SparseGramSolver K_;    ///< the last K = G W G^T (velocity system; S's preconditioner)
   SparseGramSolver err_;  ///< G G^T for SHAKE's error estimate
+  SparseGramSolver S_;    ///< S = G1e W G_0^T, when banded (factor_product)
+  bool S_tried_ = false;  ///< S_ was (tried to be) factorized for this G1e_ and W
   SpMat G0_, G1_, G1e_, last_G0_, Gerr_;
   Vec G0_q_;              ///< the q_0 of G0_ (valid while have_G0_)
   bool have_G0_ = false;
