@@ -19,7 +19,10 @@
 ## cost of those calls alone: f, g and G timed (CPU) in an Octave loop over
 ## the run's own output states, weighted by the marginal calls per step; and
 ## the ratio marginal time / callbacks' time (1 = the step costs its
-## callbacks and nothing more).  For the largest N
+## callbacks and nothing more); and the callbacks' marginal cost in the run
+## itself ("in-run": each handle wrapped in a CPU timer, two more runs; in a
+## solver the same calls cost more than in a tight loop, through Octave's
+## memory allocator) with the ratio to that.  For the largest N
 ## the peak resident memory of the solver call (VmHWM of /proc/self/status,
 ## reset through /proc/self/clear_refs before the call, less VmRSS before).
 ## An N is skipped once the previous one took more than 5 s per step (the
@@ -35,8 +38,8 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
   printf ("hanging chain, odeRATTLE Explicit, sparse ConstraintGradFcn, h = %g, %d steps (marginal: from %d + K steps); medians of %d runs; Octave %s, %s\n",
           h, steps, steps, runs, OCTAVE_VERSION, datestr (now (), 31));
   printf ("CPU time (getrusage, this process) unless marked wall; the machine may be shared\n");
-  printf ("%8s | %10s %10s %10s | %-22s %-22s | %12s | %6s\n", "N", "wall ms/st", "ms/step", "marginal",
-          "calls/step f g G", "marginal f g G", "callbacks ms", "ratio");
+  printf ("%8s | %10s %10s %10s | %-22s %-22s | %12s | %6s | %11s %6s\n", "N", "wall ms/st", "ms/step", "marginal",
+          "calls/step f g G", "marginal f g G", "callbacks ms", "ratio", "in-run ms", "ratio");
   rows = struct ([]);
   prev = 0;
   for N = Ns
@@ -72,9 +75,24 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
     tg = per_call (c.g, Y, 1:d);
     tG = per_call (c.G, Y, 1:d);
     tcb = marg * [tf; tg; tG];
+    ## the same callbacks timed as the solver calls them (each wrapped in a
+    ## timer): their cost in the run, marginal as above
+    cw = c;
+    cw.f = @(t, y) timed_callback (1, c.f, t, y);
+    cw.g = @(q) timed_callback (2, c.g, q);
+    cw.G = @(q) timed_callback (3, c.G, q);
+    ow = odepkgset (o, "ConstraintFcn", cw.g, "ConstraintGradFcn", cw.G);
+    timed_callback ("reset");
+    sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", steps));
+    a1 = timed_callback ("read");
+    timed_callback ("reset");
+    sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", steps + K));
+    a2 = timed_callback ("read");
+    tin = sum (a2 - a1) / K;
     row = struct ("N", N, "wall_ms_step", 1e3 * w1 / steps, "ms_step", 1e3 * t1 / steps, "ms_marginal", 1e3 * tm,
                   "K", K, "calls", n1 / steps, "calls_marginal", marg,
-                  "callbacks_ms", 1e3 * tcb, "ratio", tm / tcb, "t_f", tf, "t_g", tg, "t_G", tG,
+                  "callbacks_ms", 1e3 * tcb, "ratio", tm / tcb, "in_run_ms", 1e3 * tin, "ratio_in_run", tm / tin,
+                  "t_f", tf, "t_g", tg, "t_G", tG,
                   "maxconstr", s2.stats.maxconstrresidual, "maxhidden", s2.stats.maxhiddenresidual,
                   "peak_MB", NaN);
     if (big)
@@ -85,8 +103,9 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
     else
       rows(end+1) = row;
     endif
-    printf ("%8d | %10.3f %10.3f %10.3f | %6.2f %6.2f %6.2f   %6.2f %6.2f %6.2f   | %12.3f | %6.2f   (K = %d)\n",
-            N, row.wall_ms_step, row.ms_step, row.ms_marginal, row.calls, marg, row.callbacks_ms, row.ratio, K);
+    printf ("%8d | %10.3f %10.3f %10.3f | %6.2f %6.2f %6.2f   %6.2f %6.2f %6.2f   | %12.3f | %6.2f | %11.3f %6.2f   (K = %d)\n",
+            N, row.wall_ms_step, row.ms_step, row.ms_marginal, row.calls, marg, row.callbacks_ms, row.ratio,
+            row.in_run_ms, row.ratio_in_run, K);
     prev = w1 / steps;
   endfor
   printf ("one call, CPU ms (median):\n%8s %10s %10s %10s   %s\n", "N", "f", "g", "G", "max |g|, max |G H_p| (solver's stats)");

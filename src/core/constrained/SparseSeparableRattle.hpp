@@ -322,14 +322,14 @@ class SparseSeparableRattle : private RattleAcceptance {
     long it = 0;
     double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0;
     bool ok = false;
+    u_.noalias() = G0_.transpose() * L_;  // then updated with L: u += G_0^T delta
     for (;;) {
-      u_.noalias() = G0_.transpose() * L_;
       q1_ = vtmp_;
       q1_.noalias() -= h * w.cwiseProduct(u_);
       if (!problem_.constraint(q1_, gv_)) return true;
       if (!have_S) {
         S_tried_ = false;
-          if (!problem_.constraint_grad_sparse(q1_, G1e_)) return true;
+        if (!problem_.constraint_grad_sparse(q1_, G1e_)) return true;
         have_S = true;
       }
       ph_ = pbase_ - u_;
@@ -349,6 +349,7 @@ class SparseSeparableRattle : private RattleAcceptance {
         break;
       }
       if ((it > 0 && nd >= 0.5 * prev) || it >= opts_.max_iterations) break;
+      u_ += dp_;
       prev = nd;
       ++it;
       ++st.newton_iterations;
