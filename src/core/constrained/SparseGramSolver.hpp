@@ -64,14 +64,40 @@ class SparseGramSolver {
   explicit SparseGramSolver(double tol = 1e-10) : tol_(tol) {}
 
   /// Factorize K = G diag(w) G^T.  Returns false if K is not finite.
-  bool factor(const SpMat& G, const ConstVecRef& w) {
-    if (!gram_ready_ || !same_pattern(G, Gpattern_)) gram_pattern(G);
+  /// `pattern`: a token of G's structure (HamiltonianProblem's pattern
+  /// version), or -1; while it is the one last seen, the structure is not
+  /// compared again (an O(nnz) pass).
+  bool factor(const SpMat& G, const ConstVecRef& w, long pattern = -1) {
+    if (!gram_ready_ || pattern < 0 || pattern != token_) {
+      if (!gram_ready_ || !same_pattern(G, Gpattern_)) gram_pattern(G);
+      token_ = pattern;
+    }
+    const double* gv = G.valuePtr();
+    const int* outer = G.outerIndexPtr();
+    if (natural_ && band_version_ == gram_version_) {
+      // banded K: its lower band summed directly from the products of each
+      // column's entries (row >= column only), no K_ in between
+      valid_ = false;
+      null_ready_ = false;
+      Kb_.setZero();
+      double* kb = Kb_.data();
+      const int* slot = band_pos_.data();
+      const double* wp = w.data();
+      for (int k = 0; k < G.outerSize(); ++k) {
+        const double wk = wp[k];
+        for (int a = outer[k]; a < outer[k + 1]; ++a) {
+          const double ga = wk * gv[a];
+          for (int c = outer[k]; c < outer[k + 1]; ++c, ++slot)
+            if (*slot >= 0) kb[*slot] += ga * gv[c];
+        }
+      }
+      if (!Kb_.allFinite()) return false;
+      return band_factor(false);
+    }
     // K = sum over the columns k of G of w_k g_k g_k^T, into K's fixed
     // pattern through the precomputed positions: O(sum_k nnz(g_k)^2)
     Eigen::Map<Vec> kv(K_.valuePtr(), K_.nonZeros());
     kv.setZero();
-    const double* gv = G.valuePtr();
-    const int* outer = G.outerIndexPtr();
     const int* pos = pos_.data();
     for (int k = 0; k < G.outerSize(); ++k) {
       const double wk = w(k);
@@ -91,9 +117,12 @@ class SparseGramSolver {
   /// |U_jj| <= tol max_i |S_ii| dropped as in band_factor.  Returns false
   /// when S is not banded (the caller iterates with K instead) or not
   /// finite; solve_product() then solves S x = r in O(m b).
-  bool factor_product(const SpMat& A, const ConstVecRef& w, const SpMat& B) {
+  bool factor_product(const SpMat& A, const ConstVecRef& w, const SpMat& B, long pattern = -1) {
     lu_valid_ = false;
-    if (!gram_ready_ || !same_pattern(A, Gpattern_)) gram_pattern(A);
+    if (!gram_ready_ || pattern < 0 || pattern != token_) {
+      if (!gram_ready_ || !same_pattern(A, Gpattern_)) gram_pattern(A);
+      token_ = pattern;
+    }
     if (B.nonZeros() != A.nonZeros()) return false;
     if (!lu_analysed_ || lu_version_ != gram_version_) {
       const int band = bandwidth(K_);
@@ -102,40 +131,43 @@ class SparseGramSolver {
       lu_version_ = gram_version_;
       lu_analysed_ = true;
       if (lu_banded_) {
+        // the slot in Sb_ of each product of gram_pattern (pos_ order)
         const Eigen::Index m = K_.rows(), w2 = 2 * band + 1;
         Sb_.resize(m * w2);
         Sinv_.resize(m);
-        lu_dst_.clear();
-        for (int j = 0; j < K_.outerSize(); ++j)
-          for (int p = K_.outerIndexPtr()[j]; p < K_.outerIndexPtr()[j + 1]; ++p)
-            lu_dst_.push_back(K_.innerIndexPtr()[p] * static_cast<int>(w2) + (j - K_.innerIndexPtr()[p] + band));
+        lu_pos_.resize(pos_.size());
+        for (size_t t = 0; t < pos_.size(); ++t) {
+          const int p = pos_[t];
+          const int j = static_cast<int>(std::upper_bound(K_.outerIndexPtr(), K_.outerIndexPtr() + K_.outerSize() + 1,
+                                                          p) - K_.outerIndexPtr()) - 1;
+          const int i = K_.innerIndexPtr()[p];
+          lu_pos_[t] = i * static_cast<int>(w2) + (j - i + band);
+        }
       }
     }
     if (!lu_banded_) return false;
-    // S(row_a, row_c) = sum over the columns k of A_ak w_k B_ck, into K's
-    // structure through the positions of gram_pattern, then into the band
-    Eigen::Map<Vec> sv(K_.valuePtr(), K_.nonZeros());
-    sv.setZero();
+    // S(row_a, row_c) = sum over the columns k of A_ak w_k B_ck, straight
+    // into the band
+    const int m = static_cast<int>(K_.rows()), b = lu_b_, w2 = 2 * b + 1;
+    Sb_.setZero();
+    double* S = Sb_.data();
     const double* av = A.valuePtr();
     const double* bv = B.valuePtr();
     const int* outer = A.outerIndexPtr();
-    const int* pos = pos_.data();
+    const int* slot = lu_pos_.data();
+    const double* wp = w.data();
     for (int k = 0; k < A.outerSize(); ++k) {
-      const double wk = w(k);
+      const double wk = wp[k];
       for (int a = outer[k]; a < outer[k + 1]; ++a) {
         const double ga = wk * av[a];
-        for (int c = outer[k]; c < outer[k + 1]; ++c) sv[*pos++] += ga * bv[c];
+        for (int c = outer[k]; c < outer[k + 1]; ++c) S[*slot++] += ga * bv[c];
       }
     }
-    if (!sv.allFinite()) return false;
-    const int m = static_cast<int>(K_.rows()), b = lu_b_, w2 = 2 * b + 1;
-    Sb_.setZero();
-    for (size_t t = 0; t < lu_dst_.size(); ++t) Sb_(lu_dst_[t]) = sv[t];
+    if (!Sb_.allFinite()) return false;
     // S(i, j) at Sb_[i w2 + j - i + b]; L (unit, below) and U overwrite it
     double smax = 0.0;
-    for (int i = 0; i < m; ++i) smax = std::max(smax, std::abs(Sb_(i * w2 + b)));
+    for (int i = 0; i < m; ++i) smax = std::max(smax, std::abs(S[i * w2 + b]));
     const double drop = tol_ * smax;
-    double* S = Sb_.data();
     for (int k = 0; k < m; ++k) {
       const double piv = S[k * w2 + b];
       const bool keep = smax > 0.0 && std::abs(piv) > drop;
@@ -145,7 +177,7 @@ class SparseGramSolver {
         double& lik = S[i * w2 + (k - i + b)];
         lik = keep ? lik * Sinv_(k) : 0.0;
         if (lik == 0.0) continue;
-        for (int j = k + 1; j <= iend; ++j) S[i * w2 + (j - i + b)] -= lik * S[k * w2 + (j - k + b)];
+        for (int jj = k + 1; jj <= iend; ++jj) S[i * w2 + (jj - i + b)] -= lik * S[k * w2 + (jj - k + b)];
       }
     }
     lu_valid_ = true;
@@ -192,9 +224,6 @@ class SparseGramSolver {
   /// Ratio of the largest pivot to the smallest kept one (full rank) or to
   /// the largest dropped one (rank-deficient; infinite for a zero one).
   double condition_estimate() const { return cond_; }
-  /// The factorized K (lower triangle and diagonal significant: all of it,
-  /// as it is computed whole).
-  const SpMat& matrix() const { return K_; }
 
   /// x = K^+ b by the truncated LDL^T (x may alias b); for a rank-deficient
   /// K, the minimum-norm solution (project_out_null).
@@ -264,6 +293,8 @@ class SparseGramSolver {
         amd_.analyzePattern(K_);
       Kpattern_ = K_;
       analysed_ = true;
+    } else if (natural_ && band_version_ != gram_version_) {
+      band_pattern(b_);  // G's pattern grew inside K's: new product slots
     }
     if (natural_) return band_factor();
     with_ldlt([&](auto& l) { l.factorize(K_); });
@@ -366,6 +397,17 @@ class SparseGramSolver {
         band_src_.push_back(p);
         band_dst_.push_back(j * (b_ + 1) + (i - j));  // Kb(j, i - j) = K(i, j)
       }
+    // the slot in Kb_ of each product of gram_pattern (pos_ order), -1 for
+    // the upper triangle
+    band_pos_.resize(pos_.size());
+    for (size_t t = 0; t < pos_.size(); ++t) {
+      const int p = pos_[t];
+      const int j = static_cast<int>(std::upper_bound(K_.outerIndexPtr(), K_.outerIndexPtr() + K_.outerSize() + 1, p) -
+                                     K_.outerIndexPtr()) - 1;
+      const int i = K_.innerIndexPtr()[p];
+      band_pos_[t] = i >= j ? j * (b_ + 1) + (i - j) : -1;
+    }
+    band_version_ = gram_version_;
     Kb_.resize(static_cast<Eigen::Index>(m) * (b_ + 1));
     Lb_.resize(static_cast<Eigen::Index>(m) * std::max(b_, 1));
     Db_.resize(m);
@@ -373,35 +415,46 @@ class SparseGramSolver {
     keep_.resize(m);
   }
 
-  bool band_factor() {
+  /// `from_K`: Kb_ is first filled from K_'s values (else it holds K's band).
+  bool band_factor(bool from_K = true) {
     const int m = static_cast<int>(K_.rows()), b = b_;
-    Kb_.setZero();
-    const double* kv = K_.valuePtr();
-    for (size_t t = 0; t < band_src_.size(); ++t) Kb_(band_dst_[t]) = kv[band_src_[t]];
+    if (from_K) {
+      Kb_.setZero();
+      const double* kv = K_.valuePtr();
+      for (size_t t = 0; t < band_src_.size(); ++t) Kb_(band_dst_[t]) = kv[band_src_[t]];
+    }
+    // raw pointers: the oct-files keep Eigen's bounds checks (EigenConfig)
+    const double* K = Kb_.data();
+    double* Lp = Lb_.data();
+    double* D = Db_.data();
+    double* Di = Dinv_.data();
+    const int w1 = b + 1;
     double kmax = 0.0;
-    for (int j = 0; j < m; ++j) kmax = std::max(kmax, Kb_(j * (b + 1)));
+    for (int j = 0; j < m; ++j) kmax = std::max(kmax, K[j * w1]);
     const double drop = tol_ * kmax;
-    // L(i, k), i - b <= k < i, at Lb_[i b + (i - 1 - k)]
-    auto L = [&](int i, int k) -> double& { return Lb_(static_cast<Eigen::Index>(i) * b + (i - 1 - k)); };
     rank_ = 0;
     double dmax = 0.0, kept_min = std::numeric_limits<double>::infinity(), dropped_max = 0.0;
     for (int j = 0; j < m; ++j) {
-      double dj = Kb_(j * (b + 1));
-      for (int k = std::max(0, j - b); k < j; ++k) dj -= L(j, k) * L(j, k) * Db_(k);
-      Db_(j) = dj;
-      keep_(j) = kmax > 0.0 && dj > drop;
-      Dinv_(j) = keep_(j) ? 1.0 / dj : 0.0;
+      // L(i, k), i - b <= k < i, at Lp[i b + (i - 1 - k)]
+      const double* lj = Lp + static_cast<Eigen::Index>(j) * b;
+      double dj = K[j * w1];
+      for (int k = std::max(0, j - b); k < j; ++k) dj -= lj[j - 1 - k] * lj[j - 1 - k] * D[k];
+      D[j] = dj;
+      const bool keep = kmax > 0.0 && dj > drop;
+      keep_(j) = keep;
+      Di[j] = keep ? 1.0 / dj : 0.0;
       const int iend = std::min(m - 1, j + b);
       for (int i = j + 1; i <= iend; ++i) {
-        if (!keep_(j)) {
-          L(i, j) = 0.0;
+        double* li = Lp + static_cast<Eigen::Index>(i) * b;
+        if (!keep) {
+          li[i - 1 - j] = 0.0;
           continue;
         }
-        double sij = Kb_(j * (b + 1) + (i - j));
-        for (int k = std::max(0, i - b); k < j; ++k) sij -= L(i, k) * L(j, k) * Db_(k);
-        L(i, j) = sij / dj;
+        double sij = K[j * w1 + (i - j)];
+        for (int k = std::max(0, i - b); k < j; ++k) sij -= li[i - 1 - k] * lj[j - 1 - k] * D[k];
+        li[i - 1 - j] = sij * Di[j];
       }
-      if (keep_(j)) {
+      if (keep) {
         ++rank_;
         dmax = std::max(dmax, dj);
         kept_min = std::min(kept_min, dj);
@@ -510,12 +563,15 @@ class SparseGramSolver {
   bool lu_analysed_ = false, lu_banded_ = false, lu_valid_ = false;
   long lu_version_ = -1;
   int lu_b_ = 0;
-  std::vector<int> lu_dst_;  ///< K_'s values -> slots of Sb_
+  std::vector<int> lu_pos_;  ///< products of gram_pattern -> slots of Sb_
   Vec Sb_, Sinv_;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> amd_;
   bool natural_ = false;  ///< K banded: factorized by band_factor in its own order
   int b_ = 0;             ///< its bandwidth
   std::vector<int> band_src_, band_dst_;  ///< K's lower values -> slots of Kb_
+  std::vector<int> band_pos_;             ///< products of gram_pattern -> slots of Kb_ (-1: upper)
+  long band_version_ = -1;                ///< the gram_version_ of band_pos_
+  long token_ = -1;                       ///< the caller's token of Gpattern_
   Vec Kb_, Lb_, Db_, Dinv_;  ///< K's band, L's band, D, D^+ (0 for a dropped pivot)
   Eigen::Array<bool, Eigen::Dynamic, 1> keep_;
   Vec y_;

@@ -140,7 +140,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   bool restrict_momenta(const ConstVecRef& q1, VecRef ep) {
     const SingleThreadedEigen single;
     if (!grad_at(q1, Gerr_)) return false;
-    if (!err_.factor(Gerr_, Vec::Ones(d_)) || err_.rank_deficient()) return true;
+    if (!err_.factor(Gerr_, Vec::Ones(d_), pattern_token(Gerr_)) || err_.rank_deficient()) return true;
     r_.noalias() = Gerr_ * ep;
     err_.solve(r_, c_);
     ep.noalias() -= Gerr_.transpose() * c_;
@@ -416,7 +416,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   // ---- linear algebra --------------------------------------------------------
   /// K = G W G^T factorized (rank noted in the shared state).
   bool factor_K(const SpMat& G, const Vec& w, double t) {
-    if (!K_.factor(G, w)) return false;
+    if (!K_.factor(G, w, pattern_token(G))) return false;
     note_rank(t);
     return true;
   }
@@ -436,7 +436,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     // a banded S (a chain): factorized once per G1e, solved directly
     if (!S_tried_) {
       S_tried_ = true;
-      S_.factor_product(G1e_, w, G0_);
+      S_.factor_product(G1e_, w, G0_, shared_structure() ? problem_.sparse_pattern_version() : -1);
     }
     if (S_.product_valid()) {
       S_.solve_product(r, x);
@@ -470,6 +470,14 @@ class SparseSeparableRattle : private RattleAcceptance {
       if (converged || round == 1) return;
       if (!factor_K(G1e_, w, t)) return;  // K at q_1: contraction O(h) smaller
     }
+  }
+
+  /// A token of G's structure for SparseGramSolver: the pattern's version
+  /// when G is on the current pattern (the pattern only grows, so its count
+  /// of nonzeros identifies it), else -1 (the solver compares).
+  long pattern_token(const SpMat& G) const {
+    return G.isCompressed() && G.nonZeros() == problem_.sparse_pattern_nonzeros() ? problem_.sparse_pattern_version()
+                                                                                  : -1;
   }
 
   /// G_0 and G1e on the same structure: both on the current pattern (it
