@@ -11,6 +11,7 @@
 #include "DerivativeCheck.hpp"
 #include "Finite.hpp"
 #include "Interrupt.hpp"
+#include "SparsePatternUnion.hpp"
 #include "Stats.hpp"
 #include "Types.hpp"
 
@@ -76,8 +77,7 @@ class HamiltonianProblem {
     if (m_ == 0) throw InputError("invalidInput", "a sparse ConstraintGradFcn needs constraints (ConstraintFcn)");
     Gs_ = std::move(G);
     G_ = nullptr;
-    pattern_ = SpMat(m_, d_);
-    pattern_version_ = 0;
+    pattern_.reset(m_, d_);
   }
 
   int dim() const { return d_; }               ///< d, the dimension of q
@@ -89,10 +89,10 @@ class HamiltonianProblem {
   bool has_sparse_constraint_grad() const { return static_cast<bool>(Gs_); }
   /// Number of times the union of the patterns of G met so far grew (a
   /// sparse solver analyses its pattern again when this changes).
-  long sparse_pattern_version() const { return pattern_version_; }
+  long sparse_pattern_version() const { return pattern_.version(); }
   /// Nonzeros of that union: every G returned by constraint_grad_sparse
   /// with this many has its structure (the union only grows).
-  Eigen::Index sparse_pattern_nonzeros() const { return pattern_.nonZeros(); }
+  Eigen::Index sparse_pattern_nonzeros() const { return pattern_.nonzeros(); }
   bool has_constraint_hess() const { return static_cast<bool>(GH_); }
 
   Stats& stats() { return stats_; }
@@ -243,26 +243,13 @@ class HamiltonianProblem {
   }
 
   /// G(q) from the sparse ConstraintGradFcn, on a fixed pattern: the union
-  /// of the patterns returned so far (Octave's sparse() drops exact zeros, so
-  /// an entry of G that happens to vanish, e.g. the vertical component of a
-  /// horizontal link, leaves the pattern and comes back later; see also
-  /// seed_sparse_pattern).  The user's entries are scattered into the
-  /// pattern (explicit zeros elsewhere) by one merge of the sorted columns,
-  /// O(nnz), without allocation once G has the pattern's size; a new entry
-  /// grows the union and sparse_pattern_version(), after which the solvers
-  /// analyse the pattern again (rare: once per entry ever met).  Returns
-  /// false if G is not finite.
+  /// of the patterns returned so far (SparsePatternUnion; see also
+  /// seed_sparse_pattern).  Returns false if G is not finite.
   bool constraint_grad_sparse(const ConstVecRef& q, SpMat& G) {
     if (!Gs_) throw InputError("invalidInput", "constraint_grad_sparse: no sparse ConstraintGradFcn was set");
     ++stats_.constraint_grad_evals;
     user_grad(q);
-    if (!scatter_into_pattern(user_G_, G)) {
-      merged_ = pattern_ + user_G_;  // the union (structural: no entry is dropped)
-      pattern_ = merged_;
-      pattern_.coeffs().setZero();
-      ++pattern_version_;
-      scatter_into_pattern(user_G_, G);
-    }
+    pattern_.fit(user_G_, G);
     const Eigen::Map<const Vec> v(G.valuePtr(), G.nonZeros());
     return v.allFinite();
   }
@@ -286,12 +273,7 @@ class HamiltonianProblem {
     user_grad(q_pert_);
     const Eigen::Map<const Vec> v(user_G_.valuePtr(), user_G_.nonZeros());
     if (!v.allFinite()) return false;
-    merged_ = pattern_ + user_G_;
-    if (merged_.nonZeros() != pattern_.nonZeros()) {
-      pattern_ = merged_;
-      pattern_.coeffs().setZero();
-      ++pattern_version_;
-    }
+    pattern_.grow(user_G_);
     return true;
   }
 
@@ -317,43 +299,8 @@ class HamiltonianProblem {
     user_G_.makeCompressed();
   }
 
-  /// G <- the entries of u on pattern_'s structure (zeros elsewhere): a merge
-  /// of each column's sorted row indices.  False if u has an entry outside
-  /// the pattern (G is then to be filled again after the pattern grew).
-  bool scatter_into_pattern(const SpMat& u, SpMat& G) {
-    const bool same_structure =
-        G.rows() == m_ && G.cols() == d_ && G.isCompressed() && G.nonZeros() == pattern_.nonZeros() &&
-        std::equal(G.outerIndexPtr(), G.outerIndexPtr() + d_ + 1, pattern_.outerIndexPtr()) &&
-        std::equal(G.innerIndexPtr(), G.innerIndexPtr() + G.nonZeros(), pattern_.innerIndexPtr());
-    if (!same_structure) G = pattern_;  // a copy: no allocation once the buffers are large enough
-    const int* po = G.outerIndexPtr();
-    const int* pi = G.innerIndexPtr();
-    double* pv = G.valuePtr();
-    const int* uo = u.outerIndexPtr();
-    const int* ui = u.innerIndexPtr();
-    const double* uv = u.valuePtr();
-    for (int j = 0; j < d_; ++j) {
-      int a = uo[j];
-      const int aend = uo[j + 1];
-      for (int p = po[j]; p < po[j + 1]; ++p) {
-        if (a < aend && ui[a] == pi[p]) {
-          pv[p] = uv[a++];
-        } else {
-          if (a < aend && ui[a] < pi[p]) return false;  // a row the pattern lacks
-          pv[p] = 0.0;
-        }
-      }
-      if (a < aend) return false;
-    }
-    return true;
-  }
+  static bool same_pattern(const SpMat& a, const SpMat& b) { return SparsePatternUnion::same_pattern(a, b); }
 
-  static bool same_pattern(const SpMat& a, const SpMat& b) {
-    if (a.nonZeros() != b.nonZeros() || a.outerSize() != b.outerSize() || !a.isCompressed() || !b.isCompressed())
-      return false;
-    return std::equal(a.outerIndexPtr(), a.outerIndexPtr() + a.outerSize() + 1, b.outerIndexPtr()) &&
-           std::equal(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros(), b.innerIndexPtr());
-  }
 
   /// Estimated error of a central quotient with step h = eps^(1/3) L,
   /// L = max(1, |x_j|), beyond the round-off of the function values: the
@@ -455,10 +402,9 @@ class HamiltonianProblem {
   ConstraintGrad G_;
   ConstraintHess GH_;
   SparseConstraintGrad Gs_;
-  SpMat pattern_;             ///< union of the patterns of the sparse G met (values 0)
-  SpMat user_G_, merged_;     ///< the user's last sparse G; the union with it
+  SparsePatternUnion pattern_;  ///< union of the patterns of the sparse G met
+  SpMat user_G_;                ///< the user's last sparse G
   SpMat dense_src_;           ///< sparse G on its way to a dense one
-  long pattern_version_ = 0;
   Stats stats_;
   Vec x_pert_, f_base_, f_pert_, g_base_, g_pert_, q_pert_;
   Vec grad_err_;  ///< estimated error of each column of the last differenced G

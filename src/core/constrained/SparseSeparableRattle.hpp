@@ -566,8 +566,15 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// max_i sum_j |G_ij| (O(nnz)).
   double row_norm(const SpMat& G) {
     rows_.setZero();
-    for (int j = 0; j < G.outerSize(); ++j)
-      for (SpMat::InnerIterator it(G, j); it; ++it) rows_(it.row()) += std::abs(it.value());
+    if (G.isCompressed()) {  // one pass over the values (raw: no bounds check per entry)
+      double* r = rows_.data();
+      const double* v = G.valuePtr();
+      const int* inner = G.innerIndexPtr();
+      for (Eigen::Index p = 0; p < G.nonZeros(); ++p) r[inner[p]] += std::abs(v[p]);
+    } else {
+      for (int j = 0; j < G.outerSize(); ++j)
+        for (SpMat::InnerIterator it(G, j); it; ++it) rows_(it.row()) += std::abs(it.value());
+    }
     return rows_.size() ? rows_.maxCoeff() : 0.0;
   }
 

@@ -1,0 +1,99 @@
+// SparsePatternUnion.hpp — a sparse matrix-valued function G(q) (m x n) on a
+// fixed pattern: the union of the patterns returned so far.  Octave's
+// sparse() drops exact zeros, so an entry that happens to vanish (the
+// vertical component of a horizontal link) leaves the pattern and comes
+// back later; the solvers analyse a pattern once (ordering, elimination
+// tree) and need it fixed.  A result inside the union gets its values
+// scattered into it (explicit zeros elsewhere) by one merge of the sorted
+// columns, O(nnz) and without allocation once G has the pattern's size; a
+// new entry grows the union and version(), after which the solvers analyse
+// again (rare: once per entry ever met, and grow() seeds the union with the
+// pattern at a generic point).
+#ifndef ODEPKG_SPARSE_PATTERN_UNION_HPP
+#define ODEPKG_SPARSE_PATTERN_UNION_HPP
+
+#include "Types.hpp"
+
+#include <algorithm>
+
+namespace odepkg {
+
+class SparsePatternUnion {
+ public:
+  void reset(int rows, int cols) {
+    pattern_ = SpMat(rows, cols);
+    version_ = 0;
+  }
+  /// Number of times the union grew.
+  long version() const { return version_; }
+  /// Its nonzeros: a matrix that fit() filled and has this many has the
+  /// union's structure (the union only grows).
+  Eigen::Index nonzeros() const { return pattern_.nonZeros(); }
+
+  /// `user` (a result of the function, compressed here) on the union's
+  /// pattern into G (user is left as it is).
+  void fit(SpMat& user, SpMat& G) {
+    user.makeCompressed();
+    if (!scatter(user, G)) {
+      grow(user);
+      scatter(user, G);
+    }
+  }
+
+  /// The union grows by the pattern of `user`.
+  void grow(const SpMat& user) {
+    merged_ = pattern_ + user;  // the union (structural: no entry is dropped)
+    if (merged_.nonZeros() != pattern_.nonZeros()) {
+      pattern_ = merged_;
+      pattern_.coeffs().setZero();
+      ++version_;
+    }
+  }
+
+  static bool same_pattern(const SpMat& a, const SpMat& b) {
+    if (a.nonZeros() != b.nonZeros() || a.outerSize() != b.outerSize() || !a.isCompressed() || !b.isCompressed())
+      return false;
+    return std::equal(a.outerIndexPtr(), a.outerIndexPtr() + a.outerSize() + 1, b.outerIndexPtr()) &&
+           std::equal(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros(), b.innerIndexPtr());
+  }
+
+ private:
+  /// G <- the entries of u on the union's structure (zeros elsewhere): a
+  /// merge of each column's sorted row indices.  False if u has an entry
+  /// outside the union (G is then to be filled again after it grew).
+  bool scatter(const SpMat& u, SpMat& G) {
+    const int cols = static_cast<int>(pattern_.cols());
+    const bool same_structure = G.rows() == pattern_.rows() && G.cols() == cols && G.isCompressed() &&
+                                G.nonZeros() == pattern_.nonZeros() &&
+                                std::equal(G.outerIndexPtr(), G.outerIndexPtr() + cols + 1, pattern_.outerIndexPtr()) &&
+                                std::equal(G.innerIndexPtr(), G.innerIndexPtr() + G.nonZeros(), pattern_.innerIndexPtr());
+    if (!same_structure) G = pattern_;  // a copy: no allocation once the buffers are large enough
+    const int* po = G.outerIndexPtr();
+    const int* pi = G.innerIndexPtr();
+    double* pv = G.valuePtr();
+    const int* uo = u.outerIndexPtr();
+    const int* ui = u.innerIndexPtr();
+    const double* uv = u.valuePtr();
+    for (int j = 0; j < cols; ++j) {
+      int a = uo[j];
+      const int aend = uo[j + 1];
+      for (int p = po[j]; p < po[j + 1]; ++p) {
+        if (a < aend && ui[a] == pi[p]) {
+          pv[p] = uv[a++];
+        } else {
+          if (a < aend && ui[a] < pi[p]) return false;  // a row the union lacks
+          pv[p] = 0.0;
+        }
+      }
+      if (a < aend) return false;
+    }
+    return true;
+  }
+
+  SpMat pattern_, merged_;
+  long version_ = 0;
+};
+
+}  // namespace odepkg
+
+#endif
