@@ -11,6 +11,7 @@
 #include "DerivativeCheck.hpp"
 #include "Finite.hpp"
 #include "Interrupt.hpp"
+#include "SparsePatternUnion.hpp"
 #include "Stats.hpp"
 #include "Types.hpp"
 
@@ -76,8 +77,7 @@ class HamiltonianProblem {
     if (m_ == 0) throw InputError("invalidInput", "a sparse ConstraintGradFcn needs constraints (ConstraintFcn)");
     Gs_ = std::move(G);
     G_ = nullptr;
-    pattern_ = SpMat(m_, d_);
-    pattern_version_ = 0;
+    pattern_.reset(m_, d_);
   }
 
   int dim() const { return d_; }               ///< d, the dimension of q
@@ -89,7 +89,7 @@ class HamiltonianProblem {
   bool has_sparse_constraint_grad() const { return static_cast<bool>(Gs_); }
   /// Number of times the union of the patterns of G met so far grew (a
   /// sparse solver analyses its pattern again when this changes).
-  long sparse_pattern_version() const { return pattern_version_; }
+  long sparse_pattern_version() const { return pattern_.version(); }
   bool has_constraint_hess() const { return static_cast<bool>(GH_); }
 
   Stats& stats() { return stats_; }
@@ -255,20 +255,7 @@ class HamiltonianProblem {
       throw InputError("badFcnOutput", "ConstraintGradFcn must return a sparse m-by-d matrix (" +
                                            std::to_string(m_) + "-by-" + std::to_string(d_) + "), but returned " +
                                            std::to_string(user_G_.rows()) + "-by-" + std::to_string(user_G_.cols()));
-    user_G_.makeCompressed();
-    if (!same_pattern(user_G_, pattern_)) {
-      merged_ = pattern_ + user_G_;  // the union (structural: no entry is dropped)
-      if (merged_.nonZeros() != pattern_.nonZeros()) {
-        pattern_ = merged_;
-        pattern_.coeffs().setZero();
-        ++pattern_version_;
-      }
-      // values on the pattern: zeros, then the user's entries
-      merged_ = pattern_ + user_G_;
-      G.swap(merged_);
-    } else {
-      G.swap(user_G_);  // the callback refills user_G_'s buffers next time
-    }
+    pattern_.fit(user_G_, G);
     const Eigen::Map<const Vec> v(G.valuePtr(), G.nonZeros());
     return v.allFinite();
   }
@@ -285,12 +272,7 @@ class HamiltonianProblem {
                          "T(p) + V(q)) and constraints g(q)");
   }
 
-  static bool same_pattern(const SpMat& a, const SpMat& b) {
-    if (a.nonZeros() != b.nonZeros() || a.outerSize() != b.outerSize() || !a.isCompressed() || !b.isCompressed())
-      return false;
-    return std::equal(a.outerIndexPtr(), a.outerIndexPtr() + a.outerSize() + 1, b.outerIndexPtr()) &&
-           std::equal(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros(), b.innerIndexPtr());
-  }
+  static bool same_pattern(const SpMat& a, const SpMat& b) { return SparsePatternUnion::same_pattern(a, b); }
 
   /// Estimated error of a central quotient with step h = eps^(1/3) L,
   /// L = max(1, |x_j|), beyond the round-off of the function values: the
@@ -392,10 +374,9 @@ class HamiltonianProblem {
   ConstraintGrad G_;
   ConstraintHess GH_;
   SparseConstraintGrad Gs_;
-  SpMat pattern_;             ///< union of the patterns of the sparse G met (values 0)
-  SpMat user_G_, merged_;     ///< the user's last sparse G; the union with it
+  SparsePatternUnion pattern_;  ///< union of the patterns of the sparse G met
+  SpMat user_G_;              ///< the user's last sparse G
   SpMat dense_src_;           ///< sparse G on its way to a dense one
-  long pattern_version_ = 0;
   Stats stats_;
   Vec x_pert_, f_base_, f_pert_, g_base_, g_pert_, q_pert_;
   Vec grad_err_;  ///< estimated error of each column of the last differenced G
