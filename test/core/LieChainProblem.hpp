@@ -17,6 +17,7 @@
 #include "lie/LieGroupFactory.hpp"
 #include "lie/LieGroupProblem.hpp"
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -103,15 +104,28 @@ struct RodChain {
     return E;
   }
 
-  /// Horizontal along −y, hanging from the origin, a small swing v0 (not yet
-  /// consistent: project_initial_data makes it so).
-  Vec y0() const {
+  /// Horizontal along −y from the origin with a twist and swing (it falls
+  /// and whips; v0 not yet consistent: project_initial_data), or hanging
+  /// down along −z (the rods turned by π/2 about x) turning rigidly about
+  /// the x axis through the pin at `swing` rad/s (consistent).
+  Vec y0(bool hanging = false, double swing = 0.1) const {
     Vec y(nq() + n());
+    const double s = std::sqrt(0.5);
     for (int k = 0; k < N; ++k) {
-      y.segment(7 * k, 4) << 1, 0, 0, 0;
-      y.segment(7 * k + 4, 3) << 0, -(2 * k + 1) * half, 0;
-      y.segment(nq() + 6 * k, 3) << 0.3, 0.0, 0.5;  // Ω: twist and swing
-      y.segment(nq() + 6 * k + 3, 3) << 0.1, 0.0, 0.0;
+      if (hanging) {
+        y.segment(7 * k, 4) << s, s, 0, 0;
+        y.segment(7 * k + 4, 3) << 0, 0, -(2 * k + 1) * half;
+      } else {
+        y.segment(7 * k, 4) << 1, 0, 0, 0;
+        y.segment(7 * k + 4, 3) << 0, -(2 * k + 1) * half, 0;
+      }
+      if (hanging) {  // a rigid rotation about the x axis through the pin
+        y.segment(nq() + 6 * k, 3) << swing, 0.0, 0.0;  // body x = world x
+        y.segment(nq() + 6 * k + 3, 3) = Eigen::Vector3d(swing, 0, 0).cross(Eigen::Vector3d(y.segment(7 * k + 4, 3)));
+      } else {  // Ω: twist and swing
+        y.segment(nq() + 6 * k, 3) << 0.3, 0.0, 0.5;
+        y.segment(nq() + 6 * k + 3, 3) << 0.1, 0.0, 0.0;
+      }
     }
     return y;
   }

@@ -17,7 +17,10 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -35,20 +38,24 @@ struct Traj {
   std::string message;
 };
 
-Traj integrate(LieGroupProblem& lp, Stepper& st, const Vec& y0, double h, long steps, bool keep = true) {
+Traj integrate(LieGroupProblem& lp, Stepper& st, const Vec& y0, double h, long steps, bool keep = true,
+               std::function<void(const Vec&)> each = nullptr) {
   IntegratorOptions io;
   io.fixed_step = h;
   Integrator integ(st, io);
   struct Last : Observer {
     bool keep;
+    std::function<void(const Vec&)> each;
     std::vector<Vec> x;
     bool operator()(double, const Vec& y) override {
+      if (each) each(y);
       if (keep || x.empty()) x.push_back(y);
       else x.back() = y;
       return true;
     }
   } rec;
   rec.keep = keep;
+  rec.each = std::move(each);
   Vec times(2);
   times << 0.0, h * steps;
   const IntegrationResult r = integ.run(times, y0, rec);
@@ -60,8 +67,8 @@ Traj integrate(LieGroupProblem& lp, Stepper& st, const Vec& y0, double h, long s
   return out;
 }
 
-Vec consistent_y0(LieGroupProblem& lp, const RodChain& c) {
-  Vec y = c.y0();
+Vec consistent_y0(LieGroupProblem& lp, const RodChain& c, bool hanging = false, double swing = 0.1) {
+  Vec y = c.y0(hanging, swing);
   const LieProjectionResult pr = project_initial_data(lp, y, 1e-14);
   EXPECT_TRUE(pr.converged);
   return y;
@@ -135,32 +142,67 @@ TEST(SparseRattLie, SameTrajectoryAsTheDensePath) {
   EXPECT_LT(rb.stats.max_hidden_residual, 4 * std::max(ra.stats.max_hidden_residual, 1e-16));
 }
 
-TEST(SparseRattLie, LongChainAtRoundOffWithoutEnergyDrift) {
-  // N = 1000 rods (m = 3000, n = 6000), 2000 steps of 5e-3.
+TEST(SparseRattLie, EnergyWithoutDrift) {
+  // N = 100 hanging rods set swinging, 40000 steps of 2e-3 (t = 80): the
+  // energy error is bounded; its maximum over each tenth after the first
+  // (the motion developing) does not grow.
+  const RodChain c(100);
+  auto lp = c.problem(true);
+  const Vec y0 = consistent_y0(*lp, c, true, 0.05);
+  SparseRattLie st(*lp, NewtonOptions());
+  const long steps = 40000;
+  std::vector<double> E;
+  E.reserve(steps + 1);
+  const Traj r = integrate(*lp, st, y0, 2e-3, steps, false, [&](const Vec& y) { E.push_back(c.energy(y)); });
+  ASSERT_TRUE(r.ok) << r.message;
+  std::vector<double> tenth(10, 0.0);
+  for (std::size_t k = 0; k < E.size(); ++k) {
+    double& t = tenth[std::min<std::size_t>(9, 10 * k / E.size())];
+    t = std::max(t, std::abs(E[k] - E[0]));
+  }
+  std::printf("N = 100, max |E - E0| per tenth of t in [0, 80] (E0 = %.4g):", E[0]);
+  for (double e : tenth) std::printf(" %.3g", e);
+  std::printf("\n");
+  const double later = *std::max_element(tenth.begin() + 1, tenth.begin() + 5);
+  EXPECT_LT(*std::max_element(tenth.begin() + 5, tenth.end()), 1.5 * later);
+}
+
+TEST(SparseRattLie, LongChainAtRoundOff) {
+  // N = 1000 rods (m = 3000, n = 6000) hanging and swinging, 2000 steps of
+  // 2e-3 (the zigzag mode at the top, ω² ≈ 12 T/(m ℓ) with the tension
+  // T = 9810 N, has h ω = 0.7; Störmer–Verlet's limit is 2): |Φ| and |B v| at round-off at every step, the energy error small
+  // (its growth while the swing develops is the O(h²) error of a growing
+  // motion; EnergyWithoutDrift follows it further on a shorter chain); the
+  // states are checked as they come (not stored).
   const RodChain c(1000);
   auto lp = c.problem(true);
-  const Vec y0 = consistent_y0(*lp, c);
+  const Vec y0 = consistent_y0(*lp, c, true, 0.01);  // the free end at 10 m/s
   SparseRattLie st(*lp, NewtonOptions());
+  const long steps = 2000;
+  std::vector<double> E;
+  double ph = 0, bv = 0, qmax = 0;
+  auto each = [&](const Vec& y) {
+    E.push_back(c.energy(y));
+    const auto r = residuals(c, {y});
+    ph = std::max(ph, r.first);
+    bv = std::max(bv, r.second);
+    qmax = std::max(qmax, y.head(c.nq()).lpNorm<Eigen::Infinity>());
+  };
   const auto t0 = std::chrono::steady_clock::now();
-  const Traj r = integrate(*lp, st, y0, 5e-3, 2000);
+  const Traj r = integrate(*lp, st, y0, 2e-3, steps, false, each);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_TRUE(r.ok);
-  const auto [ph, bv] = residuals(c, r.y);
-  const double E0 = c.energy(r.y.front());
-  double first = 0, last = 0;
-  const std::size_t K = r.y.size();
-  for (std::size_t k = 0; k < K; ++k) {
-    const double e = std::abs(c.energy(r.y[k]) - E0);
-    if (k < K / 10) first = std::max(first, e);
-    if (k >= K - K / 10) last = std::max(last, e);
-  }
-  std::printf("N = 1000: %.2f ms/step, |Phi| %.2g, |B v| %.2g, |E - E0| first tenth %.3g, last tenth %.3g "
-              "(E0 = %.4g), Newton %.2f it/step, inner %.2f sweeps/it, %ld restarts\n",
-              1e3 * secs / 2000, ph, bv, first, last, E0, double(r.stats.newton_iterations) / 2000,
-              double(st.inner_sweeps()) / double(r.stats.newton_iterations), st.inner_restarts());
-  EXPECT_LT(ph, 1e-12);
+  ASSERT_TRUE(r.ok) << r.message;
+  double dE = 0;
+  for (double e : E) dE = std::max(dE, std::abs(e - E[0]));
+  std::printf("N = 1000: %.2f ms/step (with the checks), |Phi| %.2g, |B v| %.2g, |E - E0| %.3g (E0 = %.4g), "
+              "Newton %.2f it/step, inner %.2f sweeps/it, %ld restarts, %ld LU of S\n",
+              1e3 * secs / steps, ph, bv, dE, E[0], double(r.stats.newton_iterations) / steps,
+              double(st.inner_sweeps()) / double(r.stats.newton_iterations), st.inner_restarts(),
+              st.schur_factorizations());
+  const double eps = std::numeric_limits<double>::epsilon();
+  EXPECT_LT(ph, 16 * eps * qmax);  // round-off of Φ at positions up to |q|
   EXPECT_LT(bv, 1e-11);
-  EXPECT_LT(last, 2.0 * first + 1e-12 * std::abs(E0));
+  EXPECT_LT(dE, 1e-7 * std::abs(E[0]));
 }
 
 TEST(SparseRattLie, OrderTwoAgainstARefinedRun) {
@@ -189,16 +231,17 @@ TEST(SparseRattLie, TenThousandBodiesInLinearMemory) {
   // J 29 GB; the peak resident memory stays far below one of them.
   const RodChain c(10000);
   auto lp = c.problem(true);
-  const Vec y0 = consistent_y0(*lp, c);
+  const Vec y0 = consistent_y0(*lp, c, true, 0.001);  // the free end at 10 m/s
   SparseRattLie st(*lp, NewtonOptions());
   const auto t0 = std::chrono::steady_clock::now();
-  const Traj r = integrate(*lp, st, y0, 5e-3, 5, false);
+  const Traj r = integrate(*lp, st, y0, 5e-4, 5, false);  // h ω = 0.5 at the top
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_TRUE(r.ok);
+  ASSERT_TRUE(r.ok) << r.message;
   const long kb = peak_rss_kb();
   std::printf("N = 10^4: %.1f ms/step, peak RSS %.1f MB\n", 1e3 * secs / 5, kb / 1024.0);
   EXPECT_LT(kb, 400L * 1024);
-  EXPECT_LT(r.stats.max_constraint_residual, 1e-13);
+  // round-off of Φ at positions up to |x| = 10⁴
+  EXPECT_LT(r.stats.max_constraint_residual, 16 * std::numeric_limits<double>::epsilon() * 1e4);
   EXPECT_LT(r.stats.max_hidden_residual, 1e-12);
 }
 
@@ -302,4 +345,18 @@ TEST(SparseRattLie, CoupledMassIsRefused) {
     EXPECT_EQ(e.id, "invalidOption");
     EXPECT_NE(std::string(e.what()).find("MassMatrix"), std::string::npos);
   }
+}
+
+
+TEST(SparseRattLie, ChainJacobianMatchesDifferences) {
+  // the fixture's B against differences of Φ along the group (at a state
+  // away from the symmetric start)
+  const RodChain c(6);
+  auto lp = c.problem(true);
+  Vec y = c.y0(false);
+  for (int k = 0; k < c.N; ++k) {
+    Eigen::Vector4d p(1.0, 0.1 * k, -0.2, 0.05 * k * k);
+    y.segment(7 * k, 4) = p.normalized();
+  }
+  EXPECT_NO_THROW(lp->check_derivatives(y.head(c.nq())));
 }

@@ -14,22 +14,26 @@
 //   (h²/2) S Δλ = Φ − h Bt J⁻¹ r1,   S = Bt J⁻¹ B_nᵀ,   Bt = B(q_{n+1}) T(hΩ),
 // applied as a product of sparse and block-diagonal factors, never formed.
 //
-// S is not symmetric (B(q_{n+1}) ≠ B_n, J ≠ Jᵀ).  It is solved by the
-// preconditioned iteration x ← x + K⁺(r − S x) with K = B_n M⁻¹ B_nᵀ, the
-// symmetric semidefinite matrix of the velocity system (B) of the last step
-// (B_n is that step's B(q_{n+1})): it is already factorized, so one sparse
-// LDLᵀ per step (SparseGramSolver: banded for a chain, AMD otherwise; the
-// symbolic analysis once per pattern of B, kept fixed by SparsePatternUnion).
-// S − K = O(h) (J = M + O(h), Bt = B_n + O(h)), so the iteration contracts
-// by O(h |Ω|) per sweep; without convergence K is refactorized at
-// B(q_{n+1}) and it restarts.  Chosen over a sparse LU of S (Eigen's
-// SparseLU, analysed once) because K's LDLᵀ drops tiny pivots: redundant
-// constraints and singular configurations keep working as on the dense
-// path (odepkg:singularConstraints), where an LU of the singular S fails;
-// and because K is needed for (B) anyway.  The Newton iteration is then
+// S is not symmetric (B(q_{n+1}) ≠ B_n, J ≠ Jᵀ).  It is formed sparse and
+// factorized by a sparse LU (SchurLU: Eigen's SparseLU, COLAMD, the
+// symbolic analysis once per pattern) at the first Newton iteration of a
+// step; the later iterations solve S x = r by x ← x + S₀⁻¹(r − S x) with
+// that factorization S₀ and the exact S applied as a product (it changes by
+// O(h |ΔΩ|) while Newton converges: one or two sweeps), refactorizing only
+// when this does not converge.  Why not the iteration preconditioned by the
+// symmetric K = B_n M⁻¹ B_nᵀ of the velocity system, as SparseSeparableRattle
+// does: S − K = O(h) (J = M + O(h), Bt = B_n + O(h)) is amplified by the
+// condition of K, which grows like N² along a chain: measured on N = 10⁴
+// hanging rods at h = 5e-3 the iteration diverged (contraction 0.7 to 16
+// per sweep), where the LU converges in one.  K's LDLᵀ (SparseGramSolver:
+// banded for a chain, AMD otherwise, tiny pivots dropped; LieGram) stays the
+// preconditioner when K is rank deficient (redundant constraints, singular
+// configurations: S is then singular and its LU useless) and as the
+// fallback when the LU fails; rank deficiency is reported from K as on the
+// dense path (odepkg:singularConstraints).  The Newton iteration is then
 // inexact (Dembo, Eisenstat and Steihaug 1982) with inner corrections 1e-10
 // relative: it converges to round-off like the exact one.
-//
+
 // (B) is linear in (v_{n+1}, μ) when f does not depend on v:
 //   (h/2) K₁ μ = B₁ M⁻¹(b − h/2 f₁),  K₁ = B₁ M⁻¹ B₁ᵀ,  M v = b − h/2 (f₁ + B₁ᵀμ).
 // A force depending on v (probed as in RattLie) makes it the fixed point
@@ -51,6 +55,7 @@
 #include "LieGram.hpp"
 #include "LieGroupProblem.hpp"
 #include "LieStepper.hpp"
+#include "SchurLU.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -63,7 +68,7 @@ class SparseRattLie final : public LieStepper {
   static constexpr int kVelocityRecheck = 16;
   static constexpr double kRankTolerance = 1e-10;
   static constexpr double kRefreshB = 1e-3;
-  /// Sweeps of x ← x + K⁺(r − S x) before K is refactorized.
+  /// Sweeps of x ← x + P⁻¹(r − S x) before P is refactorized.
   static constexpr int kInner = 30;
   /// Relative size of the last inner correction.
   static constexpr double kInnerTol = 1e-10;
@@ -98,12 +103,12 @@ class SparseRattLie final : public LieStepper {
                            G_.name().substr(0, 80) + " for a sparse ConstraintGradFcn (the sparse RATTLie)");
     if (m_ == 0 || !lp.has_sparse_constraint_grad())
       throw InputError("invalidInput", "the sparse RATTLie needs constraints with a sparse ConstraintGradFcn");
-    const std::vector<int> sizes = block_sizes(blocks_);
-    Tm_ = BlockDiagonal(sizes);
-    Tp_ = BlockDiagonal(sizes);
-    D_ = BlockDiagonal(sizes);
-    J_ = BlockDiagonal(sizes);
-    Jinv_ = BlockDiagonal(sizes);
+    sizes_ = block_sizes(blocks_);
+    Tm_ = BlockDiagonal(sizes_);
+    Tp_ = BlockDiagonal(sizes_);
+    D_ = BlockDiagonal(sizes_);
+    J_ = BlockDiagonal(sizes_);
+    Jinv_ = BlockDiagonal(sizes_);
     const int n = n_, m = m_, ns = nq_ + n_;
     for (Cached* c : {&start_, &end_}) {
       c->y.resize(ns);
@@ -156,9 +161,11 @@ class SparseRattLie final : public LieStepper {
   bool rank_deficiency_seen() const override { return rank_seen_; }
   double rank_deficiency_t() const override { return rank_t_; }
   double condition_estimate() const override { return cond_max_; }
-  /// Sweeps of the inner iteration for S, and refactorizations of K it needed.
+  /// Sweeps of the inner iteration for S, the refactorizations it needed,
+  /// and the LU factorizations of S.
   long inner_sweeps() const { return inner_sweeps_; }
   long inner_restarts() const { return inner_restarts_; }
+  long schur_factorizations() const { return slu_.factorizations(); }
 
   StepStatus step(Point& from, double h, Point& to) override {
     const SingleThreadedEigen single;
@@ -205,7 +212,7 @@ class SparseRattLie final : public LieStepper {
 
     ++st.newton_solves;
     const double eps = std::numeric_limits<double>::epsilon();
-    double prev = std::numeric_limits<double>::infinity(), theta = 1.0, phi_norm = 0.0;
+    double prev = std::numeric_limits<double>::infinity(), theta = 1.0, phi_norm = 0.0, r1_floor = 0.0;
     bool ok = false;
     long it = 0;
     for (;;) {
@@ -215,8 +222,11 @@ class SparseRattLie final : public LieStepper {
       M_.apply(Om_, MOm_);
       newton_blocks(h);
       Tm_.apply(MOm_, r1_);
+      tmp2_.noalias() = B0_.transpose() * lam_;
+      // the round-off of r1: its terms' sizes times eps
+      r1_floor = eps * (inf_norm(r1_) + inf_norm(c_) + 0.5 * std::abs(h) * inf_norm(tmp2_));
       r1_ -= c_;
-      r1_.noalias() += (0.5 * h) * (B0_.transpose() * lam_);
+      r1_.noalias() += (0.5 * h) * tmp2_;
       if (!lp_.constraint(q1_, phi_)) return StepStatus::NonFinite;
       phi_norm = inf_norm(phi_);
       if (it == 0 && (fresh_B_ || !continues)) {
@@ -227,6 +237,10 @@ class SparseRattLie final : public LieStepper {
         if (!lp_.constraint_grad_sparse(q1_, Bex_)) return StepStatus::NonFinite;
       }
       if (!r1_.allFinite() || !q1_.allFinite()) return StepStatus::NonFinite;
+      if (it == 0) {
+        // S₀ for this step: LU unless K is rank deficient (S singular)
+        use_lu_ = !K_.rank_deficient() && slu_.factor(Bex_, Tp_, Jinv_, B0_, sizes_);
+      }
       Jinv_.apply(r1_, u_);
       // (h²/2) S Δλ = Φ − h Bt u,  Bt = Bex T(hΩ):  x = (h²/2) Δλ
       Tp_.apply(u_, tmp_);
@@ -252,7 +266,15 @@ class SparseRattLie final : public LieStepper {
         break;
       }
       if ((it > 1 && theta >= 1.0) || it >= opts_.max_iterations) {
-        ok = nd <= 64 * eps * scale || std::abs(h) * nd <= 64 * eps * qscale;
+        // stagnation at round-off counts as converged: a small correction,
+        // or both residuals of the iterate at their round-off (a long chain
+        // amplifies the rounding of Φ, eps |q| at each joint, into
+        // corrections of Ω of N eps |q| / h: measured 4e-8 for N = 1000,
+        // |q| = 10³, h = 2e-3, with |Φ| = 3e-13 and r1 at round-off)
+        const double Bscale = std::max(1.0, row_norm(B0_));
+        ok = nd <= 64 * eps * scale || std::abs(h) * nd <= 64 * eps * qscale ||
+             (theta >= 1.0 && nd <= 1e-6 * scale && phi_norm <= 16 * eps * qscale * Bscale &&
+              inf_norm(r1_) <= 64 * r1_floor);
         break;
       }
       prev = nd;
@@ -459,11 +481,19 @@ class SparseRattLie final : public LieStepper {
     Jinv_.set_inverse(J_);
   }
 
-  /// x = S⁻¹ r, S x = Bex T(hΩ) J⁻¹ B_nᵀ x, by x ← x + K⁺(r − S x); K is
-  /// refactorized at Bex once if that does not converge.
+  /// x = S⁻¹ r, S x = Bex T(hΩ) J⁻¹ B_nᵀ x, by x ← x + P⁻¹(r − S x) with P
+  /// the LU of S at the step's first iteration (use_lu_), else K = B_n M⁻¹
+  /// B_nᵀ; P is refactorized at the current S (or K at Bex) once if that
+  /// does not converge.
   bool solve_S(const Vec& r, Vec& x, double t) {
+    auto precondition = [this](const Vec& b, Vec& out) {
+      if (use_lu_)
+        slu_.solve(b, out);
+      else
+        K_.solve(b, out);
+    };
     for (int round = 0; round < 2; ++round) {
-      K_.solve(r, x);
+      precondition(r, x);
       double prev = std::numeric_limits<double>::infinity();
       bool converged = false;
       for (int k = 0; k < kInner; ++k) {
@@ -473,10 +503,10 @@ class SparseRattLie final : public LieStepper {
         Tp_.apply(z2_, z_);
         res_ = r;
         res_.noalias() -= Bex_ * z_;
-        K_.solve(res_, cc_);
+        precondition(res_, cc_);
         x += cc_;
         const double nc = inf_norm(cc_);
-        if (!std::isfinite(nc)) return false;
+        if (!std::isfinite(nc)) break;
         if (nc <= kInnerTol * inf_norm(x) || nc == 0.0) {
           converged = true;
           break;
@@ -484,10 +514,15 @@ class SparseRattLie final : public LieStepper {
         if (nc > 0.5 * prev) break;
         prev = nc;
       }
-      if (converged || round == 1) return true;
-      // K at B(q_{n+1}): closer to S by the change of B over the step
+      if (converged) return true;
+      if (round == 1) return x.allFinite();
       ++inner_restarts_;
-      if (!factor_K(Bex_, t)) return false;
+      if (use_lu_) {
+        use_lu_ = slu_.factor(Bex_, Tp_, Jinv_, B0_, sizes_);
+        if (!use_lu_ && !factor_K(Bex_, t)) return false;
+      } else if (!factor_K(Bex_, t)) {
+        return false;
+      }
     }
     return true;
   }
@@ -570,11 +605,14 @@ class SparseRattLie final : public LieStepper {
   const LieGroup& G_;
   const BlockMass& M_;
   std::vector<FactorBlock> blocks_;
+  std::vector<int> sizes_;
   const int nq_, n_, m_;
   NewtonOptions opts_;
   LieGram K_;     ///< B M⁻¹ Bᵀ of the last velocity system (S's preconditioner)
   LieGram Kmul_;  ///< the same at an output state (multipliers)
   bool K_at_end_ = false;  ///< K_ is factorized at end_.B
+  SchurLU slu_;            ///< S at the step's first Newton iteration
+  bool use_lu_ = false;    ///< slu_ preconditions S this step (else K_)
   BlockDiagonal Tm_, Tp_, D_, J_, Jinv_;
   Cached start_, end_;
   bool have_prev_ = false;
