@@ -2,8 +2,8 @@
 ## SPDX-License-Identifier: GPL-3.0-or-later
 
 ## -*- texinfo -*-
-## @deftypefn  {} {@var{rows} =} sparse_rattlie ()
-## @deftypefnx {} {@var{rows} =} sparse_rattlie (@var{Ns}, @var{steps}, @var{dense_max})
+## @deftypefn  {} {@var{res} =} sparse_rattlie ()
+## @deftypefnx {} {@var{res} =} sparse_rattlie (@var{Ns}, @var{steps}, @var{dense_max})
 ## Benchmark (not a test) of odepkg issue 26 for odeRATTLie: the chain of N
 ## rigid rods on (S3 x R3)^N of bench/rod_chain.m (spherical joints, the
 ## first rod pinned, hanging and turning), h = 5e-4, for each N in @var{Ns}
@@ -24,14 +24,14 @@
 ## octave-cli --norc --eval 'addpath ("src"); addpath ("inst"); source ("PKG_ADD"); addpath ("bench"); sparse_rattlie ()'
 ## @end example
 ## @end deftypefn
-function rows = sparse_rattlie (Ns = 10 .^ (1:4), steps = 20, dense_max = 100)
+function res = sparse_rattlie (Ns = 10 .^ (1:4), steps = 20, dense_max = 100)
   h = 5e-4;
   printf ("rod chain on (S3xR3)^N, odeRATTLie, h = %g, %d steps (marginal: from %d + K steps); Octave %s, %s\n",
           h, steps, steps, OCTAVE_VERSION, datestr (now (), 31));
   printf ("CPU ms per step (cputime); the machine may be shared\n");
   printf ("%7s %-6s | %9s %9s | %-20s | %12s | %6s | %s\n", "N", "B", "ms/step", "marginal",
           "calls f Phi B", "callbacks ms", "ratio", "max |Phi|, |B v|");
-  rows = struct ([]);
+  res = struct ([]);
   for N = Ns
     for sparse_B = [true, false]
       if (! sparse_B && N > dense_max)
@@ -55,10 +55,10 @@ function rows = sparse_rattlie (Ns = 10 .^ (1:4), steps = 20, dense_max = 100)
                     "calls_marginal", marg, "callbacks_ms", 1e3 * tcb, "ratio", tm / tcb,
                     "t_f", tf, "t_Phi", tP, "t_B", tB, "sparsepath", sol.stats.sparseconstraints,
                     "maxconstr", sol.stats.maxconstrresidual, "maxhidden", sol.stats.maxhiddenresidual);
-      if (isempty (rows))
-        rows = row;
+      if (isempty (res))
+        res = row;
       else
-        rows(end+1) = row;
+        res(end+1) = row;
       endif
       printf ("%7d %-6s | %9.3f %9.3f | %6.2f %6.2f %6.2f | %12.3f | %6.2f | %.1e %.1e  (K = %d)\n", N,
               ifelse_str (sol.stats.sparseconstraints, "sparse", "dense"), row.ms_step, row.ms_marginal, marg,
@@ -79,7 +79,7 @@ endfunction
 function [t, out] = cpu (fn)
   persistent warm = false;
   if (! warm)
-    fn ();
+    out = fn ();
     warm = true;
   endif
   c0 = cputime ();
@@ -91,13 +91,13 @@ endfunction
 function t = per_call (fn, Y, sel)
   n = columns (Y);
   Ys = Y(sel,:);
-  fn (Ys(:,1));
+  out = fn (Ys(:,1));
   reps = 1;
   do
     c0 = cputime ();
     for r = 1:reps
       for k = 1:n
-        fn (Ys(:,k));
+        out = fn (Ys(:,k));
       endfor
     endfor
     c = cputime () - c0;
@@ -109,7 +109,7 @@ function t = per_call (fn, Y, sel)
     c0 = cputime ();
     for r = 1:reps
       for k = 1:n
-        fn (Ys(:,k));
+        out = fn (Ys(:,k));
       endfor
     endfor
     ts(i) = (cputime () - c0) / (reps * n);
