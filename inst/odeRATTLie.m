@@ -164,15 +164,16 @@
 ## R3 = @@(p) [2*(p(2,:).*p(4,:) + p(1,:).*p(3,:)); 2*(p(3,:).*p(4,:) - p(1,:).*p(2,:));
 ##             p(1,:).^2 - p(2,:).^2 - p(3,:).^2 + p(4,:).^2];
 ## P = @@(q) reshape (q, 7, N)(1:4, :);  X = @@(q) reshape (q, 7, N)(5:7, :);
-## Phi = @@(q) [X(q)(:,1) + 0.5 * R2 (P (q))(:,1);
-##             reshape(X(q)(:,1:N-1) - 0.5 * R2 (P (q))(:,1:N-1) - X(q)(:,2:N) - 0.5 * R2 (P (q))(:,2:N), [], 1)];
+## Ra = @@(q) 0.5 * R2 (P (q));                   # R_k a, a column per rod
+## Phi = @@(q) [X(q)(:,1) + Ra(q)(:,1);
+##             reshape(X(q)(:,1:N-1) - Ra(q)(:,1:N-1) - X(q)(:,2:N) - Ra(q)(:,2:N), [], 1)];
 ## ## B: rows 3(r-1)+(1:3) of the pin (r = 1) and joint r-1; body b's columns
 ## ## 6(b-1)+(1:3) get sr * R_b hat(a) = sr * [-R_b e3 / 2, 0, R_b e1 / 2], 6(b-1)+(4:6) st * I
 ## r = [1, 2:N, 2:N];  b = [1, 1:N-1, 2:N];  sr = [-1, ones(1, 2*N-2)];  st = [1, ones(1, N-1), -ones(1, N-1)];
 ## rows = 3 * (r - 1) + (1:3)';
 ## Bfcn = @@(q) sparse ([rows(:); rows(:); rows(:)], ...
 ##   [repmat(6*b-5, 3, 1)(:); repmat(6*b-3, 3, 1)(:); (6*(b-1) + (4:6)')(:)], ...
-##   [reshape(-0.5 * sr .* R3 (P (q))(:, b), [], 1); reshape(0.5 * sr .* R1 (P (q))(:, b), [], 1);
+##   [reshape(-0.5 * sr .* R3(P(q))(:,b), [], 1); reshape(0.5 * sr .* R1(P(q))(:,b), [], 1);
 ##    repmat(st, 3, 1)(:)], 3*N, 6*N);
 ## s = sqrt (0.5);  q0 = [repmat([s; s; 0; 0], 1, N); zeros(2, N); -(1:N) + 0.5];   # hanging down
 ## v0 = zeros (6, N);  v0(1, :) = 0.05;  v0(5, :) = -0.05 * q0(7, :);    # turning about x at 0.05 rad/s
