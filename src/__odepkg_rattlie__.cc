@@ -22,6 +22,7 @@
 #include "lie/LieInitialData.hpp"
 #include "lie/LieSpeedDensity.hpp"
 #include "lie/RattLie.hpp"
+#include "lie/SparseRattLie.hpp"
 
 #include <octave/oct.h>
 #include <octave/quit.h>
@@ -69,7 +70,7 @@ void refuse_foreign_options (const OptionReader& r, const std::string& who)
 class LambdaObserver final : public Observer
 {
 public:
-  LambdaObserver (Observer& inner, lie::RattLie& stepper, int m)
+  LambdaObserver (Observer& inner, lie::LieStepper& stepper, int m)
     : inner_ (inner), stepper_ (stepper), lambda_ (m) { }
 
   bool operator() (double t, const Vec& x) override
@@ -90,7 +91,7 @@ public:
 
 private:
   Observer& inner_;
-  lie::RattLie& stepper_;
+  lie::LieStepper& stepper_;
   Vec lambda_;
   std::vector<double> values_;
 };
@@ -162,9 +163,8 @@ on the group, projected onto the constraints (deval, Refine).\n\
     refuse_foreign_options (r, who);
     std::unique_ptr<lie::LieGroup> group = read_lie_group (r, ns, who);
     const int n = group->dim (), nq = group->coord_size ();
-    Mat mass = r.matrix ("MassMatrix");
-    if (mass.size () == 0)
-      mass = Mat::Identity (n, n);
+    // M by its diagonal blocks where it has them (a chain of N bodies: O(N))
+    const LieMass mass = read_lie_mass (r, *group, who);
     const int m_opt = r.integer ("ConstraintsNb", 0, 1);
     if (m_opt >= n)
       error_with_id ("odepkg:invalidOption",
@@ -180,6 +180,8 @@ on the group, projected onto the constraints (deval, Refine).\n\
     s.fns.f = args(0);
     OctaveLieProblem op (std::move (group), mass, s.fns, extra, who);
     lie::LieGroupProblem& lp = op.problem ();
+    // ConstraintGradFcn returning a sparse matrix at q0: B stays sparse
+    op.probe_sparse_gradient (y0.head (nq));
     // The user's group and B against differences, once (odepkg:derivativeCheck).
     const bool user_group = dynamic_cast<const UserLieGroup*> (&lp.group ()) != nullptr;
     bool projected = false;
@@ -221,8 +223,11 @@ on the group, projected onto the constraints (deval, Refine).\n\
 
     // RATTLie is symmetric: Composition/Order compose it (CompositionStepper,
     // warm-started per stage); `rattlie` is the base, for λ and its reports.
-    auto rattlie_base = std::make_unique<lie::RattLie> (lp, base_newton_options (s));
-    lie::RattLie& rattlie = *rattlie_base;
+    // the sparse RATTLie for a sparse B and a block-diagonal M (O(nnz) per
+    // step), else the dense one
+    std::unique_ptr<lie::LieStepper> rattlie_base = make_lie_stepper (lp, base_newton_options (s), who);
+    lie::LieStepper& rattlie = *rattlie_base;
+    const bool sparse_path = dynamic_cast<lie::SparseRattLie*> (&rattlie) != nullptr;
     const std::unique_ptr<Stepper> method = compose (std::move (rattlie_base), s);
     Stepper& stepper = *method;
     // Output points known up front: the requested times, or every fixed
@@ -283,6 +288,7 @@ on the group, projected onto the constraints (deval, Refine).\n\
                        who, rattlie.rank_deficiency_t (), rattlie.condition_estimate ());
     octave_scalar_map st = stats_struct (lp.stats ());
     st.assign ("velocitydependent", rattlie.velocity_dependent ());
+    st.assign ("sparseconstraints", sparse_path);  // B kept sparse (SparseRattLie)
     st.assign ("groupdim", static_cast<double> (n));   // read by the driver's monitoring
     if (reversible)
       reversible->add_stats (st);

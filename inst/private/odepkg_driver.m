@@ -356,8 +356,9 @@ function lie_options (solver, o)
            solver);
   endif
   M = o.MassMatrix;
+  ## nonzeros: M(:) of a sparse n-by-n M for 10^4 bodies has n^2 > 2^31 rows
   if (! isempty (M) && ! (isnumeric (M) && isreal (M) && ismatrix (M) && rows (M) == columns (M)
-                          && all (isfinite (M(:)))))
+                          && all (isfinite (nonzeros (M)))))
     error ("odepkg:invalidOption",
            '%s: option "MassMatrix" must be a real, finite, square matrix (n-by-n, n the dimension of the group)',
            solver);

@@ -59,9 +59,7 @@ inline octave_value_list lie_dense_output(const octave_value_list& args, const c
 
   OptionReader r(args(4), who);
   std::unique_ptr<lie::LieGroup> group = read_lie_group(r, static_cast<int>(ns), who);
-  const int n = group->dim();
-  Mat mass = r.matrix("MassMatrix");
-  if (mass.size() == 0) mass = Mat::Identity(n, n);
+  const LieMass mass = read_lie_mass(r, *group, who);
   UserFunctions u;
   u.f = args(5);
   u.g = r.function("ConstraintFcn");
@@ -69,12 +67,18 @@ inline octave_value_list lie_dense_output(const octave_value_list& args, const c
   u.m = u.g.is_defined() ? r.integer("ConstraintsNb", 0, 1) : 0;
   OctaveLieProblem op(std::move(group), mass, u, extra, who);
   lie::LieGroupProblem& lp = op.problem();
+  // a sparse B as in the run: projected by the sparse LDLᵀ
+  if (N > 0) {
+    Vec q0(lp.nq());
+    for (int i = 0; i < lp.nq(); ++i) q0(i) = Y(i, 0);
+    op.probe_sparse_gradient(q0);
+  }
   lie::LieInterpolant interp(lp.group());
   const int m = lp.constraints();
   const bool want_lambda = args.length() >= 8 && args(7).is_true() && m > 0;
   // the multipliers' formula lives in the stepper: built only when asked for
-  std::unique_ptr<lie::RattLie> stepper;
-  if (want_lambda) stepper = std::make_unique<lie::RattLie>(lp, NewtonOptions{});
+  std::unique_ptr<lie::LieStepper> stepper;
+  if (want_lambda) stepper = make_lie_stepper(lp, NewtonOptions{}, who);
   Matrix lambda_out(want_lambda ? m : 0, want_lambda ? t.numel() : 0);
   Vec lambda(m);
 

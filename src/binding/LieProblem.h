@@ -6,8 +6,11 @@
 
 #include "OctaveCallbacks.h"
 #include "Settings.h"
+#include "lie/BlockMass.hpp"
 #include "lie/LieGroupFactory.hpp"
 #include "lie/LieGroupProblem.hpp"
+#include "lie/RattLie.hpp"
+#include "lie/SparseRattLie.hpp"
 
 #include <octave/oct.h>
 
@@ -130,6 +133,46 @@ inline std::unique_ptr<lie::LieGroup> read_lie_group(const OptionReader& r, int 
   return group;
 }
 
+/// The mass matrix of option "MassMatrix" for `group`: absent, the
+/// identity by blocks; an Octave sparse matrix, its diagonal blocks when it
+/// has no entry outside those of the group's factors (O(nnz), no n x n
+/// matrix), else made dense (refused above kMaxDensifiedEntries); a full
+/// matrix as it is (`dense` set).
+struct LieMass {
+  lie::BlockMass blocks;
+  Mat dense;
+  bool is_dense = false;
+};
+inline LieMass read_lie_mass(const OptionReader& r, const lie::LieGroup& group, const std::string& who) {
+  LieMass out;
+  const int n = group.dim();
+  const auto candidates = lie::LieGroupProblem::mass_partitions(group);
+  if (!r.has("MassMatrix") || r.get("MassMatrix").isempty()) {
+    out.blocks = lie::BlockMass::identity(candidates.front());
+    return out;
+  }
+  const octave_value v = r.get("MassMatrix");
+  if (v.issparse() && v.isreal() && v.rows() == n && v.columns() == n) {
+    SpMat M;
+    UserFunction::sparse_to_eigen(v.sparse_matrix_value(), M);
+    if (!Eigen::Map<const Vec>(M.valuePtr(), M.nonZeros()).allFinite()) r.bad("MassMatrix", "finite");
+    bool ok = false;
+    out.blocks = lie::BlockMass::from_sparse(M, candidates, ok);
+    if (ok) return out;
+    if (static_cast<double>(n) * n > kMaxDensifiedEntries)
+      error_with_id("odepkg:invalidOption",
+                    "%s: option \"MassMatrix\" (sparse, %d-by-%d) couples the factors of the group: it must be "
+                    "block diagonal with one block per factor (a body's inertia, its mass times I), or small "
+                    "enough to be made dense (4e6 entries)", who.c_str(), n, n);
+    out.dense = Mat(M);
+    out.is_dense = true;
+    return out;
+  }
+  out.dense = r.matrix("MassMatrix");
+  out.is_dense = true;
+  return out;
+}
+
 /// The core problem with the user's callbacks; lives as long as it does.
 class OctaveLieProblem {
  public:
@@ -139,34 +182,87 @@ class OctaveLieProblem {
         g_(u.g, extra, who, "ConstraintFcn", false),
         G_(u.G, extra, who, "ConstraintGradFcn", false),
         n_(group->dim()),
-        problem_(std::move(group), mass, [this](double t, const ConstVecRef& y, VecRef f) {
-          f = Eigen::Map<const Vec>(f_.call(t, y, n_, "column vector of n generalized forces"), n_);
-        }) {
-    if (u.m > 0) {
-      const int m = u.m, n = n_;
-      lie::LieGroupProblem::ConstraintGrad B;
-      if (u.G.is_defined())
-        B = [this, m, n](const ConstVecRef& q, MatRef out) {
-          out = Eigen::Map<const Mat>(G_.call(0.0, q, m * n, "m-by-n matrix", m > 1 ? m : -1), m, n);
-        };
-      problem_.set_constraints(
-          m,
-          [this, m](const ConstVecRef& q, VecRef out) {
-            out = Eigen::Map<const Vec>(g_.call(0.0, q, m, "vector of ConstraintsNb elements"), m);
-          },
-          B);
-    }
+        u_(u),
+        problem_(std::move(group), mass, force()) {
+    add_constraints();
+  }
+  /// M as read by read_lie_mass.
+  OctaveLieProblem(std::unique_ptr<lie::LieGroup> group, const LieMass& mass, const UserFunctions& u,
+                   const octave_value_list& extra, const std::string& who)
+      : f_(u.f, extra, who, "the force function F", true),
+        g_(u.g, extra, who, "ConstraintFcn", false),
+        G_(u.G, extra, who, "ConstraintGradFcn", false),
+        n_(group->dim()),
+        u_(u),
+        problem_(mass.is_dense ? lie::LieGroupProblem(std::move(group), mass.dense, force())
+                               : lie::LieGroupProblem(std::move(group), mass.blocks, force())) {
+    add_constraints();
   }
   OctaveLieProblem(const OctaveLieProblem&) = delete;
   OctaveLieProblem& operator=(const OctaveLieProblem&) = delete;
 
   lie::LieGroupProblem& problem() { return problem_; }
 
+  /// Calls ConstraintGradFcn once at q0 and, if it returns a sparse matrix,
+  /// gives the core the sparse callback (the sparse RATTLie; the result is
+  /// kept for the first call at q0, so the probe costs no call).  Later
+  /// results may be sparse or full either way.  Returns true for sparse.
+  bool probe_sparse_gradient(const Vec& q0) {
+    if (u_.m == 0 || !u_.G.is_defined()) return false;
+    const int m = u_.m, n = n_;
+    const octave_value B0 = G_.prime(0.0, q0);
+    if (!B0.issparse()) return false;
+    problem_.set_sparse_constraint_grad(
+        [this, m, n](const ConstVecRef& q, SpMat& out) { G_.call_sparse(q, m, n, out); });
+    return true;
+  }
+
  private:
+  lie::LieGroupProblem::Force force() {
+    return [this](double t, const ConstVecRef& y, VecRef f) {
+      f = Eigen::Map<const Vec>(f_.call(t, y, n_, "column vector of n generalized forces"), n_);
+    };
+  }
+  void add_constraints() {
+    if (u_.m == 0) return;
+    const int m = u_.m, n = n_;
+    lie::LieGroupProblem::ConstraintGrad B;
+    if (u_.G.is_defined())
+      B = [this, m, n](const ConstVecRef& q, MatRef out) {
+        out = Eigen::Map<const Mat>(G_.call(0.0, q, m * n, "m-by-n matrix", m > 1 ? m : -1), m, n);
+      };
+    problem_.set_constraints(
+        m,
+        [this, m](const ConstVecRef& q, VecRef out) {
+          out = Eigen::Map<const Vec>(g_.call(0.0, q, m, "vector of ConstraintsNb elements"), m);
+        },
+        B);
+  }
+
   UserFunction f_, g_, G_;
   int n_;
+  UserFunctions u_;
   lie::LieGroupProblem problem_;
 };
+
+/// The RATTLie step for the problem: the sparse one (SparseRattLie) when B
+/// is sparse and M block diagonal by factors, else the dense one (B made
+/// dense up to kMaxDensifiedEntries entries; above, an error naming
+/// MassMatrix, the reason the sparse path was not taken).
+inline std::unique_ptr<lie::LieStepper> make_lie_stepper(lie::LieGroupProblem& lp, const NewtonOptions& opts,
+                                                         const std::string& who) {
+  if (lp.has_sparse_constraint_grad()) {
+    if (!lie::SparseRattLie::blocks_for(lp).empty()) return std::make_unique<lie::SparseRattLie>(lp, opts);
+    if (static_cast<double>(lp.constraints()) * lp.n() > kMaxDensifiedEntries ||
+        static_cast<double>(lp.n()) * lp.n() > kMaxDensifiedEntries)
+      error_with_id("odepkg:invalidOption",
+                    "%s: option \"MassMatrix\" couples the factors of the group, so the sparse ConstraintGradFcn "
+                    "cannot be used as such (the sparse RATTLie needs M block diagonal with one block per "
+                    "factor), and the dense RATTLie would have to make the %d-by-%d B dense (more than 4e6 entries)",
+                    who.c_str(), lp.constraints(), lp.n());
+  }
+  return std::make_unique<lie::RattLie>(lp, opts);
+}
 
 }  // namespace odepkg::binding
 

@@ -11,6 +11,9 @@
 #define ODEPKG_LIE_LIE_GROUP_PROBLEM_HPP
 
 #include "../HamiltonianProblem.hpp"
+#include "../SparsePatternUnion.hpp"
+#include "BlockMass.hpp"
+#include "FactorBlocks.hpp"
 #include "LieGroup.hpp"
 
 #include <cmath>
@@ -26,6 +29,8 @@ class LieGroupProblem {
   using Force = std::function<void(double t, const ConstVecRef& y, VecRef f)>;
   using Constraint = std::function<void(const ConstVecRef& q, VecRef phi)>;
   using ConstraintGrad = std::function<void(const ConstVecRef& q, MatRef B)>;
+  /// A sparse B(q) (m x n): the callback (re)fills B, any pattern.
+  using SparseConstraintGrad = std::function<void(const ConstVecRef& q, SpMat& B)>;
 
   LieGroupProblem(std::unique_ptr<LieGroup> group, const Mat& mass, Force force)
       : group_(std::move(group)),
@@ -44,11 +49,30 @@ class LieGroupProblem {
     if (chol_.info() != Eigen::Success || chol_.vectorD().minCoeff() <= 0.0)
       throw InputError("invalidOption", "MassMatrix must be positive definite");
     mass_inv_ = chol_.solve(Mat::Identity(n_, n_));
-    fv_.resize(n_);
-    qp_.resize(nq_);
-    w_.resize(n_);
-    Mv_.resize(n_);
-    A_.resize(n_, n_);
+    have_dense_mass_ = true;
+    bmass_ = BlockMass::from_dense(mass_, mass_partitions(*group_));
+    init_work();
+  }
+
+  /// M given by its blocks (no n × n matrix is formed until mass() is asked
+  /// for): a chain of N bodies in O(N) memory.
+  LieGroupProblem(std::unique_ptr<LieGroup> group, BlockMass mass, Force force)
+      : group_(std::move(group)),
+        nq_(group_->coord_size()),
+        n_(group_->dim()),
+        bmass_(std::move(mass)),
+        force_(std::move(force)),
+        embedded_(n_, nq_ + n_, [this](double t, const ConstVecRef& y, VecRef dy) { vector_field(t, y, dy); }) {
+    if (bmass_.n() != n_)
+      throw InputError("invalidOption", "MassMatrix must be " + std::to_string(n_) + "-by-" +
+                                            std::to_string(n_) + " (the dimension of " + group_->name() + ")");
+    init_work();
+  }
+
+  /// The candidate partitions of M, finest first: the group's blocks with
+  /// Rᵏ factors split into scalars, then one block per factor.
+  static std::vector<std::vector<int>> mass_partitions(const LieGroup& G) {
+    return {block_sizes(factor_blocks(G, true)), block_sizes(factor_blocks(G, false))};
   }
   LieGroupProblem(const LieGroupProblem&) = delete;
   LieGroupProblem& operator=(const LieGroupProblem&) = delete;
@@ -62,15 +86,61 @@ class LieGroupProblem {
     B_ = std::move(B);
     phi_base_.resize(m);
     phi_pert_.resize(m);
+    Bs_ = nullptr;
+  }
+
+  /// A sparse ConstraintGradFcn (after set_constraints), replacing a dense
+  /// one.
+  void set_sparse_constraint_grad(SparseConstraintGrad B) {
+    if (m_ == 0) throw InputError("invalidInput", "a sparse ConstraintGradFcn needs constraints (ConstraintFcn)");
+    Bs_ = std::move(B);
+    B_ = nullptr;
+    pattern_.reset(m_, n_);
+  }
+  bool has_sparse_constraint_grad() const { return static_cast<bool>(Bs_); }
+  /// Number of times the union of the patterns of B grew.
+  long sparse_pattern_version() const { return pattern_.version(); }
+
+  /// B(q) from the sparse callback on the union of its patterns; false if
+  /// not finite.  O(nnz).
+  bool constraint_grad_sparse(const ConstVecRef& q, SpMat& B) {
+    if (!Bs_) throw InputError("invalidInput", "constraint_grad_sparse: no sparse ConstraintGradFcn was set");
+    ++stats().constraint_grad_evals;
+    Bs_(q, user_B_);
+    if (user_B_.rows() != m_ || user_B_.cols() != n_)
+      throw InputError("badFcnOutput", "ConstraintGradFcn must return a sparse m-by-n matrix (" + std::to_string(m_) +
+                                           "-by-" + std::to_string(n_) + "), but returned " +
+                                           std::to_string(user_B_.rows()) + "-by-" + std::to_string(user_B_.cols()));
+    pattern_.fit(user_B_, B);
+    return Eigen::Map<const Vec>(B.valuePtr(), B.nonZeros()).allFinite();
+  }
+
+  /// Throws odepkg:sparseGradient when a sparse B would have to be made
+  /// dense by `who` and is too large for that.
+  void require_densifiable(const std::string& who) const {
+    if (!Bs_ || static_cast<double>(m_) * n_ <= kMaxDensifiedEntries) return;
+    throw InputError("sparseGradient",
+                     "ConstraintGradFcn returns a sparse " + std::to_string(m_) + "-by-" + std::to_string(n_) +
+                         " matrix, which " + who + " would have to make dense (more than 4e6 entries)");
   }
 
   const LieGroup& group() const { return *group_; }
   int nq() const { return nq_; }
   int n() const { return n_; }
   int constraints() const { return m_; }
-  bool has_constraint_grad() const { return static_cast<bool>(B_); }
-  const Mat& mass() const { return mass_; }
-  const Mat& mass_inverse() const { return mass_inv_; }
+  bool has_constraint_grad() const { return static_cast<bool>(B_) || static_cast<bool>(Bs_); }
+  /// M by its diagonal blocks.
+  const BlockMass& block_mass() const { return bmass_; }
+  /// M and M⁻¹ dense (n × n), formed on the first call when M was given by
+  /// blocks.
+  const Mat& mass() {
+    dense_mass();
+    return mass_;
+  }
+  const Mat& mass_inverse() {
+    dense_mass();
+    return mass_inv_;
+  }
   HamiltonianProblem& embedded() { return embedded_; }
   Stats& stats() { return embedded_.stats(); }
 
@@ -96,6 +166,14 @@ class LieGroupProblem {
       B_(q, B);
       return B.allFinite();
     }
+    if (Bs_) {  // a sparse B made dense, for a consumer that needs it so
+      require_densifiable("the dense RATTLie");
+      if (!constraint_grad_sparse(q, dense_src_)) return false;
+      B.setZero();
+      for (int j = 0; j < dense_src_.outerSize(); ++j)
+        for (SpMat::InnerIterator it(dense_src_, j); it; ++it) B(it.row(), j) = it.value();
+      return true;
+    }
     const double delta = std::cbrt(std::numeric_limits<double>::epsilon());
     for (int j = 0; j < n_; ++j) {
       w_.setZero();
@@ -116,31 +194,39 @@ class LieGroupProblem {
   /// (DerivativeCheck: 4 calls of Φ per direction, one B); throws
   /// InputError "derivativeCheck".
   void check_derivatives(const ConstVecRef& q) {
-    if (m_ == 0 || !B_) return;
+    if (m_ == 0 || !has_constraint_grad()) return;
     DerivativeCheck check;
-    Mat B(m_, n_);
-    if (!constraint_grad(q, B))
+    Mat B;
+    SpMat Bsp;
+    if (Bs_ ? !constraint_grad_sparse(q, Bsp) : !constraint_grad(q, (B.resize(m_, n_), B)))
       throw InputError("nonFiniteFcn", "ConstraintGradFcn returned a non-finite value at the initial data");
+    const double Bnorm = Bs_ ? Bsp.norm() : B.norm();
     Vec v(n_), w(n_), qs(nq_), Bv(m_);
     for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
       check.random_direction(v);
-      Bv.noalias() = B * v;
+      if (Bs_)
+        Bv.noalias() = Bsp * v;
+      else
+        Bv.noalias() = B * v;
       auto curve = [&](double s, VecRef out) {
         w = s * v;
         group_->compose_exp(q, w, qs);
         return constraint(qs, out);
       };
-      DerivativeCheck::require(DerivativeCheck::compare(curve, DerivativeCheck::step(0.0), Bv, B.norm()),
+      DerivativeCheck::require(DerivativeCheck::compare(curve, DerivativeCheck::step(0.0), Bv, Bnorm),
                                "ConstraintGradFcn", "differences of ConstraintFcn along the group (B(q) v = d/ds "
                                "Phi(q o exp(s v)))");
     }
   }
 
-  /// The inertial term ad(v)ᵀ M v.
+  /// The inertial term ad(v)ᵀ M v, ad block by block (FactorBlocks).
   void inertial(const ConstVecRef& v, VecRef out) {
-    group_->ad(v, A_);
-    Mv_.noalias() = mass_ * v;
-    out.noalias() = A_.transpose() * Mv_;
+    bmass_.apply(v, Mv_);
+    for (const FactorBlock& b : blocks_) {
+      Eigen::Map<Mat> A(A_.data(), b.dim, b.dim);
+      b.group->ad(v.segment(b.voff, b.dim), A);
+      out.segment(b.voff, b.dim).noalias() = A.transpose() * Mv_.segment(b.voff, b.dim);
+    }
   }
 
  private:
@@ -155,19 +241,44 @@ class LieGroupProblem {
     group_->compose_exp(q, w_, qp_);
     dy.head(nq_) = (qp_ - q) / delta;
     inertial(v, w_);
-    dy.tail(n_) = chol_.solve(w_ - fv_);
+    w_ -= fv_;
+    bmass_.solve(w_, dy.tail(n_));
+  }
+
+  void init_work() {
+    blocks_ = factor_blocks(*group_, false);
+    int s = 1;
+    for (const FactorBlock& b : blocks_) s = std::max(s, b.dim);
+    fv_.resize(n_);
+    qp_.resize(nq_);
+    w_.resize(n_);
+    Mv_.resize(n_);
+    A_.resize(s * s);
+  }
+
+  void dense_mass() {
+    if (have_dense_mass_) return;
+    mass_ = bmass_.dense(false);
+    mass_inv_ = bmass_.dense(true);
+    have_dense_mass_ = true;
   }
 
   std::unique_ptr<LieGroup> group_;
   int nq_, n_, m_ = 0;
   Mat mass_, mass_inv_;
+  bool have_dense_mass_ = false;
   Eigen::LDLT<Mat> chol_;
+  BlockMass bmass_;
+  std::vector<FactorBlock> blocks_;  ///< the group's factors (ad block by block)
   Force force_;
   Constraint phi_;
   ConstraintGrad B_;
+  SparseConstraintGrad Bs_;
+  SparsePatternUnion pattern_;
+  SpMat user_B_, dense_src_;
   HamiltonianProblem embedded_;
   Vec fv_, qp_, w_, Mv_, phi_base_, phi_pert_;
-  Mat A_;
+  Vec A_;  ///< scratch of one factor's ad
 };
 
 }  // namespace odepkg::lie

@@ -66,7 +66,7 @@ class LieSpeedDensity final : public StepDensityRate {
     if (!lp_.force(t, y, f_)) return false;
     lp_.inertial(y.tail(n_), r_);
     r_ -= f_;
-    a.noalias() = lp_.mass_inverse() * r_;
+    lp_.block_mass().solve(r_, a);
     return a.allFinite();
   }
 

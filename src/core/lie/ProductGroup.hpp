@@ -35,6 +35,8 @@ class ProductGroup final : public LieGroup {
   int dim() const override { return n_; }
   int factor_count() const { return static_cast<int>(factors_.size()); }
   const LieGroup& factor(int i) const { return *factors_[i]; }
+  int coord_offset(int i) const { return qoff_[i]; }  ///< of factor i in q
+  int dim_offset(int i) const { return voff_[i]; }    ///< of factor i in v
 
   void identity(VecRef q) const override {
     for (int i = 0; i < factor_count(); ++i) factors_[i]->identity(qseg(q, i));

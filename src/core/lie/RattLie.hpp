@@ -38,6 +38,7 @@
 #include "../NewtonSolver.hpp"
 #include "../Stepper.hpp"
 #include "LieGroupProblem.hpp"
+#include "LieStepper.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -45,14 +46,14 @@
 
 namespace odepkg::lie {
 
-class RattLie final : public Stepper {
+class RattLie final : public LieStepper {
  public:
   static constexpr int kVelocityRecheck = 16;
   static constexpr double kRankTolerance = 1e-10;
   static constexpr double kRefreshB = 1e-3;
 
   RattLie(LieGroupProblem& lp, NewtonOptions opts)
-      : Stepper(lp.embedded()),
+      : LieStepper(lp.embedded()),
         lp_(lp),
         G_(lp.group()),
         nq_(lp.nq()),
@@ -149,10 +150,10 @@ class RattLie final : public Stepper {
     guess_loaded_ = true;
   }
 
-  bool velocity_dependent() const { return velocity_dependent_; }
-  bool rank_deficiency_seen() const { return rank_seen_; }
-  double rank_deficiency_t() const { return rank_t_; }
-  double condition_estimate() const { return cond_max_; }
+  bool velocity_dependent() const override { return velocity_dependent_; }
+  bool rank_deficiency_seen() const override { return rank_seen_; }
+  double rank_deficiency_t() const override { return rank_t_; }
+  double condition_estimate() const override { return cond_max_; }
 
   StepStatus step(Point& from, double h, Point& to) override {
     Stats& st = lp_.stats();
@@ -384,7 +385,7 @@ class RattLie final : public Stepper {
   /// λ(t) at a state of the trajectory, consistent with the index-1 system
   /// (B M⁻¹ Bᵀ) λ = B M⁻¹(ad(v)ᵀMv − f) + Z,  Z = d/dε [B(q∘exp(εṽ)) v] by
   /// central differences (2 calls of B; f and B(q) reused from the step).
-  bool multipliers(double t, const ConstVecRef& y, VecRef lambda) {
+  bool multipliers(double t, const ConstVecRef& y, VecRef lambda) override {
     if (m_ == 0) return true;
     const auto q = y.head(nq_);
     const auto v = y.tail(n_);
