@@ -138,8 +138,7 @@ class SparseGramSolver {
         lu_pos_.resize(pos_.size());
         for (size_t t = 0; t < pos_.size(); ++t) {
           const int p = pos_[t];
-          const int j = static_cast<int>(std::upper_bound(K_.outerIndexPtr(), K_.outerIndexPtr() + K_.outerSize() + 1,
-                                                          p) - K_.outerIndexPtr()) - 1;
+          const int j = column_of(p);
           const int i = K_.innerIndexPtr()[p];
           lu_pos_[t] = i * static_cast<int>(w2) + (j - i + band);
         }
@@ -327,6 +326,12 @@ class SparseGramSolver {
         dropped_max = std::max(dropped_max, std::max(D(i), 0.0));
       }
     }
+    return finish_rank(n, dmax, kept_min, dropped_max);
+  }
+
+  /// The rank and condition estimate of a factorization of order n from
+  /// its pivots: the largest, the smallest kept and the largest dropped.
+  bool finish_rank(Eigen::Index n, double dmax, double kept_min, double dropped_max) {
     deficient_ = rank_ < n;
     if (rank_ == 0)
       cond_ = std::numeric_limits<double>::infinity();
@@ -336,6 +341,12 @@ class SparseGramSolver {
       cond_ = dmax / kept_min;
     valid_ = true;
     return true;
+  }
+
+  /// The column of K_'s value at position p.
+  int column_of(int p) const {
+    return static_cast<int>(std::upper_bound(K_.outerIndexPtr(), K_.outerIndexPtr() + K_.outerSize() + 1, p) -
+                            K_.outerIndexPtr()) - 1;
   }
 
   /// Z_ and the factorization of Z^T Z for project_out_null (false: none,
@@ -402,8 +413,7 @@ class SparseGramSolver {
     band_pos_.resize(pos_.size());
     for (size_t t = 0; t < pos_.size(); ++t) {
       const int p = pos_[t];
-      const int j = static_cast<int>(std::upper_bound(K_.outerIndexPtr(), K_.outerIndexPtr() + K_.outerSize() + 1, p) -
-                                     K_.outerIndexPtr()) - 1;
+      const int j = column_of(p);
       const int i = K_.innerIndexPtr()[p];
       band_pos_[t] = i >= j ? j * (b_ + 1) + (i - j) : -1;
     }
@@ -462,15 +472,7 @@ class SparseGramSolver {
         dropped_max = std::max(dropped_max, std::max(dj, 0.0));
       }
     }
-    deficient_ = rank_ < m;
-    if (rank_ == 0)
-      cond_ = std::numeric_limits<double>::infinity();
-    else if (deficient_)
-      cond_ = dropped_max > 0.0 ? dmax / dropped_max : std::numeric_limits<double>::infinity();
-    else
-      cond_ = dmax / kept_min;
-    valid_ = true;
-    return true;
+    return finish_rank(m, dmax, kept_min, dropped_max);
   }
 
   /// x = L^{-T} D^+ L^{-1} rhs: forward substitution with the scaling by
