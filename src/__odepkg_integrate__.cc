@@ -73,7 +73,8 @@ more exactly those times.  Fixed steps when @var{options}.TimeStepSize is set,\n
 else adaptive steps by step doubling.  @var{extra} is a cell of extra arguments\n\
 passed to every user function; @var{solver} (optional) names the caller in\n\
 messages; @var{store} (optional, default true) false keeps only the last\n\
-point (output streamed through the OutputFcn, no memory cap).  On a failure midway, @var{ok} is false,\n\
+point (output streamed through the OutputFcn, no memory cap), @qcode{\"columns\"}\n\
+returns @var{y} with one state per column.  On a failure midway, @var{ok} is false,\n\
 @var{msg} says why and the outputs hold the solution computed so far.\n\
 Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 @end deftypefn")
@@ -86,8 +87,12 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     if (args.length () < 6 || args.length () > 8)
       print_usage ();
     // STORE (default true): false when the caller takes no output, so the
-    // run streams through the OutputFcn without storing (no memory cap).
-    const bool store = args.length () < 8 || args(7).is_true ();
+    // run streams through the OutputFcn without storing (no memory cap);
+    // "columns": stored, the states returned one per column (sol.y's
+    // layout, as they are stored: no transpose of a large output).
+    const bool columns = args.length () >= 8 && args(7).is_string ()
+                         && args(7).string_value () == "columns";
+    const bool store = args.length () < 8 || columns || args(7).is_true ();
     if (! args(0).is_string ())
       error_with_id ("odepkg:invalidInput", "%s: METHOD must be a string", who);
     const std::string method = args(0).string_value ();
@@ -208,7 +213,7 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 
     octave_value_list r (8);
     r(0) = out.times ();
-    r(1) = out.states ();
+    r(1) = columns ? out.states_as_columns () : out.states ();
     r(2) = stats_struct (problem.stats ());
     r(3) = res.outcome != IntegrationResult::Outcome::Failed;
     r(4) = res.outcome == IntegrationResult::Outcome::Failed

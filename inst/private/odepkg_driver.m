@@ -143,6 +143,11 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       if (spvi_nodes)
         copts.NodeOutput = "on";
       endif
+      ## sol alone, nothing to refine or monitor: the states come as sol.y's
+      ## columns, as stored (a large output is not transposed twice)
+      if (nout == 1 && ! spvi_nodes && ! monitor && ! (o.Refine > 1 && numel (times) == 2))
+        store = "columns";
+      endif
       [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver, store);
       if (spvi_nodes)
         [t, y, nodes] = split_spvi_nodes (o, t, y);
@@ -269,7 +274,10 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     case 0
       out = {};
     case 1
-      sol = struct ("x", t.', "y", y.', "solver", solver, "stats", st);
+      if (! strcmp (store, "columns"))
+        y = y.';
+      endif
+      sol = struct ("x", t.', "y", y, "solver", solver, "stats", st);
       if (! isempty (idata))
         sol.idata = idata;      # lets deval project onto the constraints
       endif
