@@ -15,9 +15,9 @@
 // applied as a product of sparse and block-diagonal factors, never formed.
 //
 // S is not symmetric (B(q_{n+1}) ≠ B_n, J ≠ Jᵀ).  It is formed sparse and
-// factorized by a sparse LU (SchurLU: Eigen's SparseLU, COLAMD, the
-// symbolic analysis once per pattern) at the first Newton iteration of a
-// step; the later iterations solve S x = r by x ← x + S₀⁻¹(r − S x) with
+// factorized by a sparse LU (SchurLU: products and LU on a pattern analysed
+// once per pattern of B, no allocation after that) at the first Newton
+// iteration of a step; the later iterations solve S x = r by x ← x + S₀⁻¹(r − S x) with
 // that factorization S₀ and the exact S applied as a product (it changes by
 // O(h |ΔΩ|) while Newton converges: one or two sweeps), refactorizing only
 // when this does not converge.  Why not the iteration preconditioned by the
@@ -128,6 +128,7 @@ class SparseRattLie final : public LieStepper {
     g_lam_ = Vec::Zero(m);
     eps_lam_ = Vec::Zero(m);
     q1_.resize(nq_);
+    qs_.resize(nq_);
     y_.resize(ns);
   }
 
@@ -162,10 +163,11 @@ class SparseRattLie final : public LieStepper {
   double rank_deficiency_t() const override { return rank_t_; }
   double condition_estimate() const override { return cond_max_; }
   /// Sweeps of the inner iteration for S, the refactorizations it needed,
-  /// and the LU factorizations of S.
+  /// the LU factorizations of S and their symbolic analyses.
   long inner_sweeps() const { return inner_sweeps_; }
   long inner_restarts() const { return inner_restarts_; }
   long schur_factorizations() const { return slu_.factorizations(); }
+  long schur_analyses() const { return slu_.analyses(); }
 
   StepStatus step(Point& from, double h, Point& to) override {
     const SingleThreadedEigen single;
@@ -383,14 +385,13 @@ class SparseRattLie final : public LieStepper {
     rhs_.setZero();
     if (vn > 0.0) {
       const double delta = std::cbrt(std::numeric_limits<double>::epsilon()) / vn;
-      Vec qs(nq_);
       w_ = delta * v;
-      G_.compose_exp(q, w_, qs);
-      if (!lp_.constraint_grad_sparse(qs, Bt_)) return false;
+      G_.compose_exp(q, w_, qs_);
+      if (!lp_.constraint_grad_sparse(qs_, Bt_)) return false;
       rhs_.noalias() = Bt_ * v;
       w_ = -delta * v;
-      G_.compose_exp(q, w_, qs);
-      if (!lp_.constraint_grad_sparse(qs, Bt_)) return false;
+      G_.compose_exp(q, w_, qs_);
+      if (!lp_.constraint_grad_sparse(qs_, Bt_)) return false;
       rhs_.noalias() -= Bt_ * v;
       rhs_ /= 2 * delta;
     }
@@ -631,7 +632,7 @@ class SparseRattLie final : public LieStepper {
   long inner_sweeps_ = 0, inner_restarts_ = 0;
   SpMat B0_, Bprev_, Bex_, tmpB_, B1_, Bt_, Bm_;
   Vec f0_, f1_, fk_, Om_, w_, wm_, MOm_, c_, r1_, u_, dOm_, b_, v1_, vprev_, tmp_, tmp2_, z_, z2_;
-  Vec q1_, y_;
+  Vec q1_, qs_, y_;
   Vec lam_, mu_, dlam_, phi_, rhs_, x_, res_, cc_, rows_;
 };
 
