@@ -11,6 +11,7 @@
 #define EIGEN_RUNTIME_NO_MALLOC  // before Eigen is first included (EigenConfig.hpp)
 #include "EigenConfig.hpp"
 
+#include "CountingNew.hpp"
 #include "FixedPatternLU.hpp"
 #include "LieChainProblem.hpp"
 #include "lie/LieInitialData.hpp"
@@ -18,28 +19,7 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <random>
-
-// ---- heap accounting: operator new calls while armed ------------------------
-namespace {
-std::atomic<bool> g_armed{false};
-std::atomic<long> g_news{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_armed) ++g_news;
-  void* p = std::malloc(n ? n : 1);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 using namespace odepkg;
 using namespace odepkg::lie;
@@ -47,36 +27,28 @@ using test::RodChain;
 
 namespace {
 
-/// Both checks on in its scope (the step), the previous state restored.
-struct Armed {
-  bool was;
-  Armed() : was(g_armed) {
-    g_armed = true;
-    Eigen::internal::set_is_malloc_allowed(false);
+/// In its scope both checks on (`armed`: the step) or off (a user
+/// function); the previous state restored after it.
+class Checks {
+ public:
+  explicit Checks(bool armed)
+      : paused_(test::g_count_paused.exchange(!armed)), eigen_(Eigen::internal::is_malloc_allowed()) {
+    Eigen::internal::set_is_malloc_allowed(!armed);
   }
-  ~Armed() {
-    g_armed = was;
-    Eigen::internal::set_is_malloc_allowed(!was);
+  ~Checks() {
+    test::g_count_paused = paused_;
+    Eigen::internal::set_is_malloc_allowed(eigen_);
   }
-};
-/// Both off in its scope (a user function).
-struct Disarmed {
-  bool was;
-  Disarmed() : was(g_armed) {
-    g_armed = false;
-    Eigen::internal::set_is_malloc_allowed(true);
-  }
-  ~Disarmed() {
-    g_armed = was;
-    Eigen::internal::set_is_malloc_allowed(!was);
-  }
+
+ private:
+  bool paused_, eigen_;
 };
 
 /// The chain's problem on (S3xR3)^N, sparse B and block M, every user
 /// function disarmed; `damping` makes f depend on the translations' velocity.
 std::unique_ptr<LieGroupProblem> chain_problem(const RodChain& c, double damping) {
   auto f = [c, damping](double, const ConstVecRef& y, VecRef out) {
-    Disarmed d;
+    const Checks off(false);
     c.force(out);
     for (int k = 0; k < c.N; ++k) out.segment(6 * k + 3, 3) += damping * y.segment(c.nq() + 6 * k + 3, 3);
   };
@@ -84,15 +56,15 @@ std::unique_ptr<LieGroupProblem> chain_problem(const RodChain& c, double damping
   lp->set_constraints(
       c.m(),
       [c](const ConstVecRef& q, VecRef out) {
-        Disarmed d;
+        const Checks off(false);
         c.phi(q, out);
       },
       [c](const ConstVecRef& q, MatRef B) {
-        Disarmed d;
+        const Checks off(false);
         c.grad_dense(q, B);
       });
   lp->set_sparse_constraint_grad([c](const ConstVecRef& q, SpMat& B) {
-    Disarmed d;
+    const Checks off(false);
     c.grad_sparse(q, B);
   });
   return lp;
@@ -108,27 +80,27 @@ struct StepAllocations {
 StepAllocations allocating_steps(SparseRattLie& s, const Vec& y0, double h, int n, int warmup) {
   Point a(static_cast<int>(y0.size())), b(static_cast<int>(y0.size()));
   a.set(0.0, y0);
+  // operator new calls in one armed step, -1 for a dense allocation
+  auto armed_step = [&](double hi, StepStatus& st) -> long {
+    const long before = test::operator_news();
+    const Checks on(true);
+    try {
+      st = s.step(a, hi, b);
+    } catch (const EigenAssertion&) {
+      return -1;
+    }
+    return test::operator_news() - before;
+  };
   StepAllocations out;
   for (int i = 1; i <= n; ++i) {
     const double hi = i % 3 == 0 ? h / 2 : h;
-    const long before = g_news;
     StepStatus st = StepStatus::Success;
-    bool dense_alloc = false;
-    if (i > warmup) {
-      Armed guard;
-      try {
-        st = s.step(a, hi, b);
-      } catch (const EigenAssertion&) {
-        dense_alloc = true;
-      }
-    } else {
-      st = s.step(a, hi, b);
-    }
-    if (dense_alloc) st = s.step(a, hi, b);  // unguarded, to go on from a valid state
-    if (dense_alloc || g_news != before) {
+    const long news = i > warmup ? armed_step(hi, st) : (st = s.step(a, hi, b), 0L);
+    if (news != 0) {
       out.steps.push_back(i);
-      out.news += g_news - before;
+      out.news += std::max(news, 0L);
     }
+    if (news < 0) st = s.step(a, hi, b);  // unguarded, to go on from a valid state
     EXPECT_EQ(st, StepStatus::Success) << "step " << i;
     if (st != StepStatus::Success) break;
     std::swap(a, b);
@@ -147,9 +119,9 @@ std::string list(const std::vector<int>& v) {
 
 // The checks work: an allocation armed is seen by both.
 TEST(SparseRattLieNoMalloc, GuardsDetectAllocation) {
-  const long before = g_news;
+  const long before = test::operator_news();
   {
-    Armed guard;
+    const Checks on(true);
     std::vector<int>* v = new std::vector<int>(8);
     delete v;
     EXPECT_THROW(
@@ -159,7 +131,7 @@ TEST(SparseRattLieNoMalloc, GuardsDetectAllocation) {
         },
         EigenAssertion);
   }
-  EXPECT_GE(g_news - before, 2);
+  EXPECT_GE(test::operator_news() - before, 2);
 }
 
 // Steps 6..150 on a swinging chain of 30 rods allocate nothing: the Schur
@@ -221,7 +193,7 @@ TEST(FixedPatternLU, MatchesADenseSolve) {
     const Mat D(A);
     const Vec expected = D.partialPivLu().solve(b);
     {
-      Armed guard;
+      const Checks on(true);
       lu.zero();
       for (int j = 0; j < m; ++j)
         for (SpMat::InnerIterator it(A, j); it; ++it) lu.values()[lu.position(it.row(), j)] += it.value();

@@ -154,6 +154,7 @@ class RattLie final : public LieStepper {
   bool rank_deficiency_seen() const override { return rank_seen_; }
   double rank_deficiency_t() const override { return rank_t_; }
   double condition_estimate() const override { return cond_max_; }
+  bool minimum_norm_position_multipliers() const override { return true; }
 
   StepStatus step(Point& from, double h, Point& to) override {
     Stats& st = lp_.stats();

@@ -162,6 +162,9 @@ class SparseRattLie final : public LieStepper {
   bool rank_deficiency_seen() const override { return rank_seen_; }
   double rank_deficiency_t() const override { return rank_t_; }
   double condition_estimate() const override { return cond_max_; }
+  /// λ of a singular S is one solution (K-preconditioned iteration); μ is
+  /// minimum-norm (LieGram).
+  bool minimum_norm_position_multipliers() const override { return false; }
   /// Sweeps of the inner iteration for S, the refactorizations it needed,
   /// the LU factorizations of S and their symbolic analyses.
   long inner_sweeps() const { return inner_sweeps_; }
