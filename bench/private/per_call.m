@@ -10,30 +10,26 @@
 ## such timings.
 ## @end deftypefn
 function t = per_call (fn, Y, sel, min_seconds = 0.2, timings = 5)
-  n = columns (Y);
   Ys = Y(sel,:);
   out = fn (Ys(:,1));
   reps = 1;
-  do
-    c0 = cputime ();
-    for r = 1:reps
-      for k = 1:n
-        out = fn (Ys(:,k));
-      endfor
-    endfor
-    c = cputime () - c0;
+  while (loop_seconds (fn, Ys, reps) < min_seconds && reps < 2^16)
     reps *= 2;
-  until (c >= min_seconds || reps > 2^16)
-  reps /= 2;
+  endwhile
   ts = zeros (timings, 1);
   for i = 1:timings
-    c0 = cputime ();
-    for r = 1:reps
-      for k = 1:n
-        out = fn (Ys(:,k));
-      endfor
-    endfor
-    ts(i) = (cputime () - c0) / (reps * n);
+    ts(i) = loop_seconds (fn, Ys, reps) / (reps * columns (Ys));
   endfor
   t = median (ts);
+endfunction
+
+## CPU seconds of reps loops of fn over the columns of Ys
+function c = loop_seconds (fn, Ys, reps)
+  c0 = cputime ();
+  for r = 1:reps
+    for k = 1:columns (Ys)
+      out = fn (Ys(:,k));
+    endfor
+  endfor
+  c = cputime () - c0;
 endfunction
