@@ -36,14 +36,15 @@
 // ε' = λ − (its λ⁰) of that stage (size h').
 //
 // The policy `Algebra` provides: Matrix (B's type); ThreadScope; Algebra(lp,
-// opts, RankLog&); kMinimumNormPositions; size(B); grad(q, B);
-// mass_apply / mass_solve (M v, M⁻¹ v); extrapolate; max_abs, max_difference,
-// row_norm (of B); begin_step(B_n, reuse, t); newton_matrix(h, w, MΩ);
-// transport(x, out) (T(−hΩ)^{-T} x); solve_J(r, u); schur_step(it, h, t, Φ,
-// u, Bex, B_n, ΔΩ, Δλ); momentum(w, MΩ, b) (T(w)^{-T} MΩ);
-// begin_velocity(B₁, t); velocity_linear(h, b, f, B₁, v, μ);
-// velocity_dependence_found(); solve_velocity_dependent(...); end_step();
-// multiplier_solve(B, rhs, λ).
+// opts, RankLog&); kMinimumNormPositions; size(B); grad(q, B); mass_apply,
+// mass_solve (M v, M⁻¹ v); extrapolate, max_abs, max_difference, row_norm
+// (of B); begin_step(B_n, from_end, t) and end_step(); newton_matrix(h, w,
+// MΩ); transport(x, out) (T(−hΩ)^{-T} x); solve_J(r, u) (J⁻¹ r);
+// schur_step(it, h, t, Φ, u, Bex, B_n, ΔΩ, Δλ); momentum(w, MΩ, b)
+// (T(w)^{-T} MΩ); begin_velocity(B₁, t); velocity_linear(h, t, b, f, B₁, v,
+// μ); velocity_dependence_found(); solve_velocity_dependent(h, t, y, b, B₁,
+// v, f, μ); multiplier_solve(B, rhs, λ).  Rank deficiency is reported to
+// the RankLog.
 #ifndef ODEPKG_LIE_RATTLIE_STEP_HPP
 #define ODEPKG_LIE_RATTLIE_STEP_HPP
 
