@@ -67,22 +67,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   y0 = double (y0(:));
   n = numel (y0);
 
-  ## --- options -------------------------------------------------------------
-  ## As ode45: a fourth argument that is not a struct is the first of the
-  ## extra parameters, f (t, y, P1, P2, ...) with default options.  An empty
-  ## numeric [] stands for "no options" (odepkg's and Matlab's convention; so
-  ## a first parameter that is [] or a struct needs an OPTS before it).
-  if (isnumeric (opts) && isempty (opts))
-    opts = struct ();
-  elseif (! isstruct (opts))
-    extra = [{opts}, extra];
-    opts = struct ();
-  elseif (! isscalar (opts))
-    error ("odepkg:invalidInput",
-           "%s: OPTS must be a scalar struct from odepkgset or odeset (got a %s struct array)",
-           solver, mat2str (size (opts)));
-  endif
-  o = odepkg_options (solver, opts, n);
+  ## --- options (as ode45: a non-struct fourth argument is the first extra
+  ## parameter) ---------------------------------------------------------------
+  [o, opts, extra] = odepkg_parse_options (solver, opts, extra, n);
   if (lie)
     lie_options (solver, o);
   endif
