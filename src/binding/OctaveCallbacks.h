@@ -75,7 +75,11 @@ class UserFunction {
   /// Octave's SparseMatrix copied as they are, O(nnz), never dense.  For
   /// m = 1 an n-by-1 result is taken as its transpose.
   void call_sparse(const ConstVecRef& x, octave_idx_type m, octave_idx_type n, SpMat& out) {
-    const octave_value_list r = evaluate(0.0, x);
+    call_sparse(0.0, x, m, n, out);
+  }
+  /// As call_sparse(x, ...), for a function of (t, x) (HamiltonianHessFcn).
+  void call_sparse(double t, const ConstVecRef& x, octave_idx_type m, octave_idx_type n, SpMat& out) {
+    const octave_value_list r = evaluate(t, x);
     const bool shape_ok = r.length() >= 1 && ((r(0).rows() == m && r(0).columns() == n) ||
                                               (m == 1 && r(0).rows() == n && r(0).columns() == 1));
     if (!shape_ok || !(r(0).isnumeric() || r(0).islogical()) || r(0).isinteger() || r(0).iscomplex() ||
@@ -264,6 +268,12 @@ class OctaveProblem {
       if (octave::interpreter* interp = octave::interpreter::the_interpreter()) interp->recover_from_exception();
     }
     G_.prime_with(0.0, x0.head(d), G0);  // the probe's result serves the first call at q0
+    // The general RATTLE/SHAKE then keep their Newton systems sparse and
+    // take the Hessian of H sparse too (a full result is made sparse).
+    if (u_.hessian.is_defined())
+      problem_.set_sparse_hessian([this, d](double t, const ConstVecRef& x, SpMat& out) {
+        hess_.call_sparse(t, x, 2 * d, 2 * d, out);
+      });
     return true;
   }
 

@@ -190,10 +190,10 @@ class PhaseSpaceConstraints final : public ConstraintSet {
 class HolonomicConstraints final : public ConstraintSet {
  public:
   explicit HolonomicConstraints(HamiltonianProblem& problem)
-      : ConstraintSet(problem.dim(), problem.constraints()), problem_(problem),
-        G_(problem.constraints(), problem.dim()), GH_(problem.dim(), problem.dim() * problem.constraints()),
-        G_base_(problem.constraints(), problem.dim()), G_pert_(problem.constraints(), problem.dim()),
-        q_pert_(problem.dim()), Gq_(problem.dim()) {
+      : ConstraintSet(problem.dim(), problem.constraints()), problem_(problem), q_pert_(problem.dim()),
+        Gq_(problem.dim()) {
+    // the dense matrices are sized on first use: the sparse general
+    // RATTLE (SparseHolonomicNewton) never asks for them
     if (m_ < 1) throw InputError("invalidInput", "RATTLE and SHAKE need constraints (ConstraintFcn)");
   }
 
@@ -209,6 +209,7 @@ class HolonomicConstraints final : public ConstraintSet {
   bool grad(const ConstVecRef& y, MatRef Dg) override {
     if (!have_G_ || !(Gq_.array() == y.head(d_).array()).all()) {
       have_G_ = false;
+      G_.resize(m_, d_);
       if (!problem_.constraint_grad(y.head(d_), G_)) return false;
       Gq_ = y.head(d_);
       have_G_ = true;
@@ -221,9 +222,12 @@ class HolonomicConstraints final : public ConstraintSet {
   bool hess(const ConstVecRef& y, MatRef H) override {
     const int d = d_, n = 2 * d;
     H.setZero();
+    GH_.resize(d, d * m_);
     if (problem_.has_constraint_hess()) {
       if (!problem_.constraint_hess(y.head(d), GH_)) return false;
     } else {  // forward differences of G (d calls)
+      G_base_.resize(m_, d);
+      G_pert_.resize(m_, d);
       if (!problem_.constraint_grad(y.head(d), G_base_)) return false;
       for (int j = 0; j < d; ++j) {
         const double delta = HamiltonianProblem::fd_step(y(j));
