@@ -7,6 +7,7 @@
 #include "constrained/Rattle.hpp"
 #include "constrained/SparseRankRevealingLU.hpp"
 #include "ChainProblem.hpp"
+#include "FixedSteps.hpp"
 
 #include <gtest/gtest.h>
 
@@ -103,27 +104,8 @@ struct MobileChain {
   }
 };
 
-/// n fixed steps from x0; the states after each step (`keep`: every one).
-std::vector<Vec> run(HamiltonianProblem& P, Stepper& r, const Vec& x0, double h, int n, bool keep = true) {
-  std::vector<Vec> out;
-  Point a(P.state_size()), b(P.state_size());
-  a.set(0.0, x0);
-  for (int i = 0; i < n; ++i) {
-    const StepStatus st = r.step(a, h, b);
-    EXPECT_EQ(st, StepStatus::Success) << "step " << i;
-    if (st != StepStatus::Success) break;
-    if (keep || i == n - 1) out.push_back(b.x);
-    std::swap(a, b);
-  }
-  return out;
-}
-
-double max_diff(const std::vector<Vec>& a, const std::vector<Vec>& b) {
-  double e = 0.0;
-  EXPECT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) e = std::max(e, (a[i] - b[i]).lpNorm<Eigen::Infinity>());
-  return e;
-}
+using odepkg::test::max_diff;
+using odepkg::test::run;
 
 // The same method on dense and on sparse matrices: the same trajectory up
 // to the round-off of different linear algebra (and of Newton stopped at
@@ -211,7 +193,9 @@ TEST(SparseGeneralRattle, LongChainStaysOnTheManifoldWithoutDrift) {
     // error of the first tenth of the run
     EXPECT_LT(emax, 1e-2 * std::abs(e0) + 1e-2);
     if (N == 1000) ms_small = ms;
-    if (N == 10000) EXPECT_LT(ms, 40.0 * ms_small) << "far from linear in N";
+    if (N == 10000) {
+      EXPECT_LT(ms, 40.0 * ms_small) << "far from linear in N";
+    }
   }
 }
 
