@@ -253,7 +253,12 @@ class OctaveProblem {
   /// a sparse problem is made sparse, a sparse one for a dense problem made
   /// dense (refused above 4e6 entries).  Returns true for sparse.
   bool probe_sparse_gradient(const Vec& x0) {
-    if (u_.m == 0 || u_.phase_space || !u_.G.is_defined()) return false;
+    if (u_.m == 0 || !u_.G.is_defined()) return false;
+    if (u_.phase_space) {  // Dg(y0): kept sparse by phase_space_constraints
+      const octave_value D0 = G_.prime(0.0, x0);
+      phase_space_sparse_ = D0.issparse();
+      return phase_space_sparse_;
+    }
     const int d = problem_.dim(), m = u_.m;
     const octave_value G0 = G_.prime(0.0, x0.head(d));
     if (!G0.issparse()) return false;
@@ -291,12 +296,25 @@ class OctaveProblem {
       H = [this, m, n](const ConstVecRef& y, MatRef out) {
         out = Eigen::Map<const Mat>(GH_.call(0.0, y, m * n * n, "2d-by-2d-by-m array", n), n, n * m);
       };
-    return std::make_unique<PhaseSpaceConstraints>(
+    auto g = std::make_unique<PhaseSpaceConstraints>(
         d, m, problem_.stats(),
         [this, m](const ConstVecRef& y, VecRef out) {
           out = Eigen::Map<const Vec>(g_.call(0.0, y, m, "vector of ConstraintsNb elements"), m);
         },
         Dg, H);
+    // A sparse Dg at y0 (probe_sparse_gradient): Dg and the Hessians, as
+    // [H_1 ... H_m] (2d-by-2dm, sparse or full), taken sparse.
+    if (phase_space_sparse_) {
+      PhaseSpaceConstraints::SparseHessFn Hs;
+      if (u_.GH.is_defined())
+        Hs = [this, m, n](const ConstVecRef& y, SpMat& out) { GH_.call_sparse(y, n, n * m, out); };
+      g->set_sparse([this, m, n](const ConstVecRef& y, SpMat& out) { G_.call_sparse(y, m, n, out); }, Hs);
+      if (u_.hessian.is_defined())
+        problem_.set_sparse_hessian([this, n](double t, const ConstVecRef& x, SpMat& out) {
+          hess_.call_sparse(t, x, n, n, out);
+        });
+    }
+    return g;
   }
 
   /// The user's ConstraintFlowFcn (y, s) -> exp(sum s_i X_{g_i})(y).
@@ -314,6 +332,7 @@ class OctaveProblem {
   UserFunction f_, hess_, g_, G_, GH_, flow_;
   UserFunctions u_;
   HamiltonianProblem problem_;
+  bool phase_space_sparse_ = false;  ///< ConstraintVariables "qp" with a sparse Dg at y0
 };
 
 }  // namespace odepkg::binding

@@ -58,7 +58,7 @@ class HamiltonianProblem {
 
   void set_hessian(Hessian h) { hessian_ = std::move(h); }
   /// A HamiltonianHessFcn that returns sparse matrices, for the sparse
-  /// general RATTLE/SHAKE (SparseHolonomicNewton); other consumers keep the
+  /// general RATTLE/SHAKE (SparseGeometricNewton); other consumers keep the
   /// dense one of set_hessian.
   void set_sparse_hessian(SparseHessian h) {
     hessian_sparse_ = std::move(h);

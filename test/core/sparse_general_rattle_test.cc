@@ -1,9 +1,11 @@
 // Tests of the sparse general RATTLE/SHAKE (GeometricRattle on sparse
-// matrices, SparseHolonomicNewton): the planar hanging chain of
+// matrices, SparseGeometricNewton): the planar hanging chain of
 // ChainProblem.hpp with a non-separable H, a height-dependent mobility,
 //   H = sum_k ( c(y_k) |p_k|^2 / 2 + y_k ),   c(y) = 1 + eps sin y,
 // whose Hessian (7 entries per mass: H_{y y} = c''(y) |p_k|^2 / 2, H_{y p_k} =
 // c'(y) p_k, H_pp = c I) is given sparse; G is the chain's sparse one.
+#include "constrained/BaseMethodFactory.hpp"
+#include "constrained/GeometricRattle.hpp"
 #include "constrained/Rattle.hpp"
 #include "constrained/SparseRankRevealingLU.hpp"
 #include "ChainProblem.hpp"
@@ -275,6 +277,78 @@ TEST(SparseGeneralRattle, RedundantConstraintIsDetectedAndHarmless) {
                 diff, rd.condition_estimate());
     EXPECT_LT(diff, 1e-10);
     EXPECT_LT(dup.residuals(yd.back()).first, 1e-12);
+  }
+}
+
+// The chain's constraints written on phase space, g(q, p) = g(q)
+// (PhaseSpaceConstraints: the geometric path with the g Hessians' term of
+// {g_i, {g_j, H}} and the user's fibre flow (q, p - G^T s)), over the
+// midpoint rule and Stormer-Verlet: dense and sparse Dg and Hessians give
+// the same trajectory to round-off.
+TEST(SparseGeneralRattle, PhaseSpaceConstraintsDenseAndSparse) {
+  MobileChain mc;
+  mc.chain.N = 12;
+  const Chain c = mc.chain;
+  const int d = c.d(), n = 2 * d, m = c.m();
+  const Vec x0 = c.straight(1.3);
+  // [H_1 ... H_m] (2d x 2d m): H_k = 2 (e_k - e_{k-1})(e_k - e_{k-1})^T per coordinate
+  auto hess_entries = [c, n](auto put) {
+    for (int k = 0; k < c.N; ++k)
+      for (int a = 0; a < 2; ++a) {
+        const int i = 2 * k + a, j = 2 * k - 2 + a;
+        put(i, k * n + i, 2.0);
+        if (k) {
+          put(j, k * n + j, 2.0);
+          put(i, k * n + j, -2.0);
+          put(j, k * n + i, -2.0);
+        }
+      }
+  };
+  auto flow = [c, d](const ConstVecRef& z, const ConstVecRef& s, VecRef out) {
+    SpMat G;
+    c.G_sparse(z.head(d), G);
+    out = z;
+    out.tail(d) -= G.transpose() * s;
+  };
+  for (const char* base : {"midpoint", "stormer_verlet"}) {
+    std::vector<Vec> y[2];
+    for (int sparse = 0; sparse < 2; ++sparse) {
+      auto P = mc.make(sparse == 1);
+      auto g = std::make_unique<PhaseSpaceConstraints>(
+          d, m, P->stats(), [c](const ConstVecRef& z, VecRef out) { c.g(z.head(c.d()), out); },
+          [c, d](const ConstVecRef& z, MatRef Dg) {
+            Dg.setZero();
+            c.G_dense(z.head(d), Dg.leftCols(d));
+          },
+          [hess_entries](const ConstVecRef&, MatRef H) {
+            H.setZero();
+            hess_entries([&](int i, int j, double v) { H(i, j) = v; });
+          });
+      if (sparse)
+        g->set_sparse(
+            [c, d, m](const ConstVecRef& z, SpMat& Dg) {
+              c.G_sparse(z.head(d), Dg);
+              Dg.conservativeResize(m, 2 * d);
+            },
+            [hess_entries, n, m](const ConstVecRef&, SpMat& H) {
+              std::vector<Eigen::Triplet<double>> t;
+              hess_entries([&](int i, int j, double v) { t.emplace_back(i, j, v); });
+              H.resize(n, n * m);
+              H.setFromTriplets(t.begin(), t.end());
+            });
+      auto fibre = std::make_unique<UserFlowFibre>(d, flow, P->stats());
+      GeometricRattle gr(*P, std::move(g), std::move(fibre), make_base_method(base, *P), false);
+      EXPECT_EQ(gr.sparse(), sparse == 1);
+      y[sparse] = run(*P, gr, x0, 0.01, 200);
+    }
+    ASSERT_EQ(y[1].size(), 200u);
+    const double diff = max_diff(y[0], y[1]);
+    const auto res = mc.residuals(y[1].back());
+    std::printf("g(q, p), %s: max |y_dense - y_sparse| = %.3g; |g| %.3g, |Dg f| %.3g at the end\n", base, diff,
+                res.first, res.second);
+    EXPECT_LT(diff, 1e-12);
+    EXPECT_LT(res.first, 1e-13);
+    EXPECT_LT(res.second, 1e-12);
   }
 }
 

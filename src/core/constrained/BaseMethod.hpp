@@ -51,7 +51,7 @@ class BaseMethod {
   /// dR/dw (nw x nw), dR/dy (nw x 2d), dZ/dw (2d x nw), dZ/dy (2d x 2d) from Df.
   virtual void jacobian(MatRef Rw, MatRef Ry, MatRef Zw, MatRef Zy) const = 0;
   /// The same blocks as sparse matrices, from a sparse Hessian of H in
-  /// (q, p) order (the sparse geometric RATTLE, SparseHolonomicNewton).
+  /// (q, p) order (the sparse geometric RATTLE, SparseGeometricNewton).
   /// False if the method has no sparse form.
   virtual bool sparse_jacobian(const SpMat& hess, SpMat& Rw, SpMat& Ry, SpMat& Zw, SpMat& Zy) {
     (void)hess, (void)Rw, (void)Ry, (void)Zw, (void)Zy;

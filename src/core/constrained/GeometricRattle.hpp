@@ -35,7 +35,7 @@
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/FibreMap.hpp"
 #include "constrained/IntegratedFibre.hpp"
-#include "constrained/SparseHolonomicNewton.hpp"
+#include "constrained/SparseGeometricNewton.hpp"
 #include "constrained/StructureChecks.hpp"
 
 #include <algorithm>
@@ -67,13 +67,13 @@ class GeometricRattle final : public Stepper {
         m_(g_->count()),
         nw_(base_->unknowns()),
         nu_(nw_ + m_),
-        solver_(sparse_holonomic(problem, *g_) ? 0 : nu_, rank_tolerance),
-        small_(sparse_holonomic(problem, *g_) ? 0 : m_, rank_tolerance) {
+        solver_(sparse_linear_algebra(*g_) ? 0 : nu_, rank_tolerance),
+        small_(sparse_linear_algebra(*g_) ? 0 : m_, rank_tolerance) {
     if (g_->dim() != d_) throw InputError("invalidInput", "the constraints and the problem differ in dimension");
     const int n = n_, m = m_, nw = nw_, nu = nu_;
-    if (sparse_holonomic(problem, *g_))  // no matrix of size d^2, m^2 or m d below
-      sparse_ = std::make_unique<SparseHolonomicNewton>(
-          problem, *base_, rank_tolerance, "RATTLE/SHAKE with a sparse ConstraintGradFcn and a non-separable H");
+    if (sparse_linear_algebra(*g_))  // no matrix of size d^2, m^2 or m d below
+      sparse_ = std::make_unique<SparseGeometricNewton>(
+          problem, *g_, *base_, rank_tolerance, "RATTLE/SHAKE with a sparse ConstraintGradFcn and a non-separable H");
     if (!sparse_) {
       hess_ = Mat::Zero(n, n);
       hess_prev_ = Mat::Zero(n, n);
@@ -93,7 +93,7 @@ class GeometricRattle final : public Stepper {
       side_.hess = Mat::Zero(n, n);
       side_.hess_prev = Mat::Zero(n, n);
     }
-    if (!g_->holonomic()) {  // 2d x 2dm: the slide of holonomic g needs no g Hessians
+    if (!g_->holonomic() && !sparse_) {  // 2d x 2dm: the slide of holonomic g needs no g Hessians
       Hg_.resize(n, n * m);
       Hg_prev_ = Mat::Zero(n, n * m);
     }
@@ -247,15 +247,13 @@ class GeometricRattle final : public Stepper {
   bool rank_deficiency_seen() const { return rank_seen_; }
   double rank_deficiency_t() const { return rank_t_; }
   double condition_estimate() const { return cond_max_; }
-  /// The Newton systems are sparse (SparseHolonomicNewton).
+  /// The Newton systems are sparse (SparseGeometricNewton).
   bool sparse() const { return static_cast<bool>(sparse_); }
   /// SHAKE's error estimate on the sparse path: e_p without its component
   /// along G(q)^T (Rattle::restrict_error).
   bool restrict_momenta(const ConstVecRef& q, VecRef ep) { return sparse_->restrict_momenta(q, ep); }
-  /// The sparse path is taken for g(q) with a sparse ConstraintGradFcn.
-  static bool sparse_holonomic(const HamiltonianProblem& problem, const ConstraintSet& g) {
-    return g.holonomic() && problem.has_sparse_constraint_grad();
-  }
+  /// The sparse path is taken for a sparse ConstraintGradFcn.
+  static bool sparse_linear_algebra(const ConstraintSet& g) { return g.sparse_grad(); }
 
   /// SHAKE's next step depends on its start only through the fibre
   /// [z] = {exp(s X_g) z} (it slides to M_H along it first; McLachlan et al. 2014,
@@ -438,7 +436,7 @@ class GeometricRattle final : public Stepper {
   }
 
   /// The base method's blocks R_w, R_y, Z_w, Z_y from the model (the
-  /// sparse ones are formed with it: SparseHolonomicNewton::set_model).
+  /// sparse ones are formed with it: SparseGeometricNewton::set_model).
   void form_base_blocks() {
     if (!sparse_) base_->jacobian(Rw_, Ry_, Zw_, Zy_);
   }
@@ -525,14 +523,15 @@ class GeometricRattle final : public Stepper {
                   : 1.0;
     bool refreshed = false;
     for (;;) {
-      if (sparse_)
+      if (sparse_ && holonomic)
         sparse_->flow(z0, s_, false, y_);
       else if (!fibre_->flow(z0, s_, y_))
         return fail(it, StepStatus::NonFinite);
       if (!base_->residual(y_, w_, F_.head(nw_), z1_)) return fail(it, StepStatus::NonFinite);
       if (!g_->value(z1_, gv_) || !(sparse_ ? sparse_->grad_end(z1_) : g_->grad(z1_, Dg1_)))
         return fail(it, StepStatus::NonFinite);
-      if (!holonomic && !g_->grad(y_, Dgy_)) return fail(it, StepStatus::NonFinite);
+      if (!holonomic && !(sparse_ ? sparse_->grad_start(y_) : g_->grad(y_, Dgy_)))
+        return fail(it, StepStatus::NonFinite);
       F_.tail(m_) = gv_ / h;
       gnorm_ = inf_norm(gv_);
       if (!sparse_) fibre_directions(Dgy_, W_);
@@ -627,24 +626,27 @@ class GeometricRattle final : public Stepper {
     bool have_matrix = false;
     double prev = std::numeric_limits<double>::infinity();
     long it = 0;
-    // sparse: G at zin's q serves the whole slide (the fibre keeps q)
-    if (sparse_ && !sparse_->grad_end(zin)) return StepStatus::NonFinite;
+    // sparse g(q): G at zin's q serves the whole slide (the fibre keeps q)
+    const bool curved = !g_->holonomic();
+    if (sparse_ && !curved && !sparse_->grad_end(zin)) return StepStatus::NonFinite;
     for (;;) {
       if (inf_norm(sigma_) == 0.0) {
         zout = zin;
-      } else if (sparse_) {
+      } else if (sparse_ && !curved) {
         sparse_->flow(zin, sigma_, true, zout);
       } else if (!fibre_->flow(zin, sigma_, zout)) {
         return StepStatus::NonFinite;
       }
-      // Sparse: M = -G H_pp G^T from the model, kept for the slide
-      // (simplified Newton: Broyden's update would fill it)
+      // Sparse: M from the model, for g(q) M = -G H_pp G^T kept for the
+      // slide, for g(q, p) re-formed at every iterate (no Broyden: its
+      // update would fill M)
       const bool broyden = !sparse_ && have_matrix && !hess_static_;
       if (sparse_) {
-        if (!problem_.field(t1, zout, f_)) return StepStatus::NonFinite;
+        if (!problem_.field(t1, zout, f_) || (curved && !sparse_->grad_end(zout))) return StepStatus::NonFinite;
         sparse_->hidden(f_, r_);
-        if (!have_matrix) {
-          if (!sparse_->factor_slide()) return StepStatus::NonFinite;
+        if (!have_matrix || curved) {
+          if (curved && !have_matrix && !sparse_->constraint_hessians(zout)) return StepStatus::NonFinite;
+          if (!sparse_->factor_slide(f_, curved)) return StepStatus::NonFinite;
           note_rank(sparse_->slide_solver(), t1);
           have_matrix = true;
         }
@@ -672,7 +674,6 @@ class GeometricRattle final : public Stepper {
         // Holonomic g: the first term vanishes (W's q-rows are 0 and H_i
         // has only its qq block) and M = -G H_pp G^T, constant along the
         // fibre (q fixed) for the static H this branch has: formed once.
-        const bool curved = !g_->holonomic();
         if (curved && !have_matrix && !constraint_hessians(zout)) return StepStatus::NonFinite;
         // Df = J Hess with J = [0 I; -I 0]: (Df W)_q = (Hess W)_p, (Df W)_p = -(Hess W)_q
         if (curved) {
@@ -853,7 +854,7 @@ class GeometricRattle final : public Stepper {
   std::unique_ptr<ConstraintSet> g_;
   std::unique_ptr<FibreMap> fibre_;
   std::unique_ptr<BaseMethod> base_;
-  std::unique_ptr<SparseHolonomicNewton> sparse_;  // null: dense matrices
+  std::unique_ptr<SparseGeometricNewton> sparse_;  // null: dense matrices
   bool shake_;
   NewtonOptions opts_;
   int d_, n_, m_, nw_, nu_;

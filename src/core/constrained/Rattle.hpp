@@ -31,7 +31,7 @@
 // A sparse ConstraintGradFcn (HamiltonianProblem::set_sparse_constraint_grad)
 // takes SparseSeparableRattle on the separable path: O(nnz(G)) per step,
 // no dense m x d matrix.  On the general path GeometricRattle keeps its
-// Newton systems sparse (SparseHolonomicNewton): the SHAKE system in (w, s)
+// Newton systems sparse (SparseGeometricNewton): the SHAKE system in (w, s)
 // and the m x m RATTLE matrix -G H_pp G^T assembled on fixed patterns and
 // factorized by a sparse LU (COLAMD; analysed once per pattern, a numeric
 // factorization per refresh, reused across Newton iterations; rank

@@ -1,6 +1,6 @@
 // SparseRankRevealingLU.hpp — a square sparse system A x = b on a fixed
 // pattern, for the Newton systems of the sparse geometric RATTLE/SHAKE
-// (SparseHolonomicNewton): Eigen's supernodal SparseLU with the COLAMD
+// (SparseGeometricNewton): Eigen's supernodal SparseLU with the COLAMD
 // column ordering and partial pivoting.  These matrices are unsymmetric
 // (the SHAKE system [R_w, R_y W; Dg Z_w / h, 0]) or symmetric but
 // indefinite in general (the RATTLE matrix {g_i, {g_j, H}}), so a
