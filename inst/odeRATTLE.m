@@ -63,8 +63,15 @@
 ## while (2d)^2 <= 4e6 (d <= 1000), refused above with
 ## @code{odepkg:invalidOption}.  @code{sol.stats.sparseconstraints} says
 ## whether the sparse path ran (RATTLE and SHAKE).  With constraints g(q, p)
-## (@qcode{"ConstraintVariables"}, @qcode{"qp"}) a sparse G is made full,
-## and refused (@code{odepkg:sparseGradient}) beyond 4e6 entries.
+## (@qcode{"ConstraintVariables"}, @qcode{"qp"}) a sparse m-by-2d
+## @qcode{"ConstraintGradFcn"} keeps the geometric RATTLE/SHAKE's systems
+## sparse in the same way; @qcode{"ConstraintHessFcn"} then returns the
+## Hessians side by side, [H_1 @dots{} H_m], as a 2d-by-2dm matrix (sparse or
+## full), and without it they are differenced as a full 2d-by-2dm matrix.
+## The initial checks of g(q, p) (projection, coisotropy, the fibre flow)
+## and a differenced fibre flow (no @qcode{"ConstraintFlowFcn"}) still use
+## a full Dg: refused (@code{odepkg:sparseGradient}) where any of these full
+## matrices would have more than 4e6 entries.
 ## Redundant constraints and singular configurations are warned as
 ## on the full path (@code{odepkg:singularConstraints}), with minimum-norm
 ## velocity multipliers while the rank deficiency is at most 32.  With
@@ -1215,6 +1222,23 @@ endfunction
 %! assert (sol.x(end), 1, 1e-12);
 %! [cmax, hmax] = chain_residuals (sol.y.', []);
 %! assert (cmax <= 1e-13);
+%!test
+%! ## constraints g(q, p) (ConstraintVariables "qp": the chain's g written on
+%! ## phase space, with its fibre flow): a sparse ConstraintGradFcn keeps the
+%! ## geometric RATTLE's systems sparse, the full one's trajectory to round-off
+%! n = 8;  d = 2*n;  e = 0.1;  f = @(t, y) mobile_chain_f (y, e);
+%! y0 = [reshape([cos(1.3) * (1:n); -sin(1.3) * (1:n)], [], 1); zeros(2*n, 1)];
+%! Dg = @(y) [chain_grad(y(1:d), []), sparse(n, d)];
+%! o = odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) chain_cons (y(1:d), []), ...
+%!                "ConstraintFlowFcn", @(y, s) [y(1:d); y(d+1:end) - chain_grad(y(1:d), [])' * s], ...
+%!                "ConstraintsNb", n, "TimeStepSize", 0.01, "TimeStepNumber", 100);
+%! ss = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintGradFcn", Dg, ...
+%!                                      "HamiltonianHessFcn", @(t, y) mobile_chain_hess (y, e)));
+%! sd = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintGradFcn", @(y) full (Dg (y)), ...
+%!                                      "HamiltonianHessFcn", @(t, y) full (mobile_chain_hess (y, e))));
+%! assert (ss.stats.sparseconstraints, true);
+%! assert (sd.stats.sparseconstraints, false);
+%! assert (ss.y, sd.y, 1e-12 * max (abs (sd.y(:))));
 %!test
 %! ## a closed ring (n = 19 masses, 20 links, both ends of the chain at the
 %! ## origin) released folded flat along the x axis: there every link is

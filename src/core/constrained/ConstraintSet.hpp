@@ -79,8 +79,7 @@ class PhaseSpaceConstraints final : public ConstraintSet {
 
   PhaseSpaceConstraints(int d, int m, Stats& stats, Fn g, GradFn Dg = nullptr, HessFn H = nullptr)
       : ConstraintSet(d, m), stats_(stats), g_(std::move(g)), Dg_(std::move(Dg)), H_(std::move(H)),
-        y_pert_(2 * d), g_base_(m), g_pert_(m), grad_err_(Vec::Zero(2 * d)), Dg_base_(m, 2 * d),
-        Dg_pert_(m, 2 * d) {
+        y_pert_(2 * d), g_base_(m), g_pert_(m), grad_err_(Vec::Zero(2 * d)) {
     if (m < 1 || m >= d)
       throw InputError("invalidInput", "the number of constraints must satisfy 1 <= m < d");
   }
@@ -200,6 +199,8 @@ class PhaseSpaceConstraints final : public ConstraintSet {
       return H.allFinite();
     }
     if (!Dg_ && !Dgs_) return second_differences(y, H);
+    Dg_base_.resize(m_, n);  // on first use (a sparse Dg with given Hessians never needs them)
+    Dg_pert_.resize(m_, n);
     if (!grad(y, Dg_base_)) return false;
     for (int j = 0; j < n; ++j) {
       const double delta = HamiltonianProblem::fd_step(y(j));
