@@ -1222,6 +1222,14 @@ endfunction
 %! assert (sol.x(end), 1, 1e-12);
 %! [cmax, hmax] = chain_residuals (sol.y.', []);
 %! assert (cmax <= 1e-13);
+%!error id=odepkg:derivativeCheck
+%! ## a sparse HamiltonianHessFcn is checked (against differences of f) by
+%! ## sparse products: here its H_pp is wrong by a factor 2
+%! n = 12;  e = 0.1;  f = @(t, y) mobile_chain_f (y, e);
+%! y0 = [reshape([cos(1.3) * (1:n); -sin(1.3) * (1:n)], [], 1); zeros(2*n, 1)];
+%! o = mobile_chain_opts (n, e, true, "TimeStepSize", 0.01, "TimeStepNumber", 2, ...
+%!                        "HamiltonianHessFcn", @(t, y) mobile_chain_hess (y, e) + [sparse(2*n, 4*n); sparse(2*n, 2*n), speye(2*n)]);
+%! odeRATTLE (f, 0, y0, o);
 %!test
 %! ## constraints g(q, p) (ConstraintVariables "qp": the chain's g written on
 %! ## phase space, with its fibre flow): a sparse ConstraintGradFcn keeps the

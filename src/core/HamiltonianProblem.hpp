@@ -382,22 +382,32 @@ class HamiltonianProblem {
   void check_derivatives(double t, const ConstVecRef& x) {
     DerivativeCheck check;
     const int n = 2 * d_;
-    if (hessian_ && n_ == n) {
-      Mat hess(n, n);
-      if (!hamiltonian_hessian(t, x, hess))
-        throw InputError("nonFiniteFcn", "HamiltonianHessFcn returned a non-finite value at the initial data");
-      Vec v(n), Jv(n), xs(n);
+    if ((hessian_ || hessian_sparse_) && n_ == n) {
+      // the sparse one where given (the sparse general RATTLE uses it;
+      // the dense one may be too large to form)
+      Mat hess;
+      SpMat hess_sparse;
+      if (!hessian_sparse_) hess.resize(n, n);
+      const bool ok =
+          hessian_sparse_ ? hamiltonian_hessian_sparse(t, x, hess_sparse) : hamiltonian_hessian(t, x, hess);
+      if (!ok) throw InputError("nonFiniteFcn", "HamiltonianHessFcn returned a non-finite value at the initial data");
+      const double hess_norm = hessian_sparse_ ? hess_sparse.norm() : hess.norm();
+      Vec v(n), Jv(n), xs(n), Hv(n);
       for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
         check.random_direction(v);
         // df/dx = [Hess(p-rows, :); -Hess(q-rows, :)]
-        Jv.head(d_).noalias() = hess.bottomRows(d_) * v;
-        Jv.tail(d_).noalias() = -hess.topRows(d_) * v;
+        if (hessian_sparse_)
+          Hv.noalias() = hess_sparse * v;
+        else
+          Hv.noalias() = hess * v;
+        Jv.head(d_) = Hv.tail(d_);
+        Jv.tail(d_) = -Hv.head(d_);
         auto curve = [&](double s, VecRef out) {
           xs = x + s * v;
           return field(t, xs, out);
         };
         DerivativeCheck::require(
-            DerivativeCheck::compare(curve, DerivativeCheck::step(x.lpNorm<Eigen::Infinity>()), Jv, hess.norm()),
+            DerivativeCheck::compare(curve, DerivativeCheck::step(x.lpNorm<Eigen::Infinity>()), Jv, hess_norm),
             "HamiltonianHessFcn", "differences of the ODE function F = [dH/dp; -dH/dq]");
       }
     }

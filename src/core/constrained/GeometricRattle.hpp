@@ -42,6 +42,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 namespace odepkg {
 
@@ -284,6 +285,10 @@ class GeometricRattle final : public Stepper {
   }
 
   StepStatus step(Point& from, double h, Point& to) override {
+    // sparse products single-threaded (SingleThreadedEigen: OpenMP's
+    // barriers cost more than these O(nnz) products)
+    std::optional<SingleThreadedEigen> single;
+    if (sparse_) single.emplace();
     const Vec& z0 = from.x;
     const double t1 = from.t + h;
     t_rank_ = from.t;

@@ -29,6 +29,7 @@
 #include "Types.hpp"
 #include "constrained/BaseMethod.hpp"
 #include "constrained/ConstraintSet.hpp"
+#include "constrained/SparseGramSolver.hpp"  // SingleThreadedEigen
 #include "constrained/SparseRankRevealingLU.hpp"
 
 #include <algorithm>
