@@ -21,7 +21,7 @@
 ##
 ## From the repository root, after building the oct-files:
 ## @example
-## octave-cli --norc --eval 'addpath ("src"); addpath ("inst"); source ("PKG_ADD"); addpath ("bench"); sparse_general_chain ()'
+## octave-cli --norc --eval 'addpath ("src"); addpath ("inst"); source ("PKG_ADD"); addpath ("bench"); sparse_general_chain ();'
 ## @end example
 ## @end deftypefn
 function rows = sparse_general_chain (Ns = 10 .^ (1:4), steps = 20)

@@ -510,7 +510,7 @@ class GeometricRattle final : public Stepper {
     Stats& st = problem_.stats();
     ++st.newton_solves;
     const bool holonomic = g_->holonomic();
-    if (sparse_ ? !sparse_->grad_start(z0) : (holonomic && !g_->grad(z0, Dgy_)))
+    if (holonomic && !(sparse_ ? sparse_->grad_start(z0) : g_->grad(z0, Dgy_)))
       return StepStatus::NonFinite;  // fibres keep q: W fixed
     double prev = std::numeric_limits<double>::infinity();
     long it = 0;
