@@ -131,38 +131,6 @@ function n = calls (st)
   n = [st.nfevals, st.nconstrevals, st.nconstrgradevals];
 endfunction
 
-## median CPU seconds per call of fn over the columns of Y (rows sel of
-## each): the states looped over, the loop repeated to at least 0.2 s, the
-## median of 5 such timings
-function t = per_call (fn, Y, sel)
-  n = columns (Y);
-  Ys = Y(sel,:);
-  fn (Ys(:,1));                          # warm-up
-  reps = 1;
-  do
-    c0 = cputime ();
-    for r = 1:reps
-      for k = 1:n
-        fn (Ys(:,k));
-      endfor
-    endfor
-    c = cputime () - c0;
-    reps *= 2;
-  until (c >= 0.2 || reps > 2^16)
-  reps /= 2;
-  ts = zeros (5, 1);
-  for i = 1:5
-    c0 = cputime ();
-    for r = 1:reps
-      for k = 1:n
-        fn (Ys(:,k));
-      endfor
-    endfor
-    ts(i) = (cputime () - c0) / (reps * n);
-  endfor
-  t = median (ts);
-endfunction
-
 ## medians of wall and CPU seconds of runs calls of fn after a warm-up
 function [w, c, out] = median_times (fn, runs)
   out = fn ();

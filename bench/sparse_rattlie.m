@@ -47,9 +47,9 @@ function res = sparse_rattlie (Ns = 10 .^ (1:4), steps = 20, dense_max = 100)
       marg = (n2 - n1) / K;
       tm = (t2 - t1) / K;
       Y = sol.y(:, round (linspace (1, columns (sol.y), 5)));
-      tf = per_call (@(y) c.f (0, y), Y, 1:rows (Y));
-      tP = per_call (c.Phi, Y, 1:c.nq);
-      tB = per_call (c.B, Y, 1:c.nq);
+      tf = per_call (@(y) c.f (0, y), Y, 1:rows (Y), 0.1, 3);
+      tP = per_call (c.Phi, Y, 1:c.nq, 0.1, 3);
+      tB = per_call (c.B, Y, 1:c.nq, 0.1, 3);
       tcb = marg * [tf; tP; tB];
       row = struct ("N", N, "sparse", sparse_B, "ms_step", 1e3 * t1 / steps, "ms_marginal", 1e3 * tm, "K", K,
                     "calls_marginal", marg, "callbacks_ms", 1e3 * tcb, "ratio", tm / tcb,
@@ -87,32 +87,3 @@ function [t, out] = cpu (fn)
   t = cputime () - c0;
 endfunction
 
-## median CPU seconds per call of fn over the columns of Y (rows sel)
-function t = per_call (fn, Y, sel)
-  n = columns (Y);
-  Ys = Y(sel,:);
-  out = fn (Ys(:,1));
-  reps = 1;
-  do
-    c0 = cputime ();
-    for r = 1:reps
-      for k = 1:n
-        out = fn (Ys(:,k));
-      endfor
-    endfor
-    c = cputime () - c0;
-    reps *= 2;
-  until (c >= 0.1 || reps > 2^14)
-  reps /= 2;
-  ts = zeros (3, 1);
-  for i = 1:3
-    c0 = cputime ();
-    for r = 1:reps
-      for k = 1:n
-        out = fn (Ys(:,k));
-      endfor
-    endfor
-    ts(i) = (cputime () - c0) / (reps * n);
-  endfor
-  t = median (ts);
-endfunction

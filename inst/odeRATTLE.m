@@ -72,9 +72,13 @@
 ## and a differenced fibre flow (no @qcode{"ConstraintFlowFcn"}) still use
 ## a full Dg: refused (@code{odepkg:sparseGradient}) where any of these full
 ## matrices would have more than 4e6 entries.
-## Redundant constraints and singular configurations are warned as
-## on the full path (@code{odepkg:singularConstraints}), with minimum-norm
-## velocity multipliers while the rank deficiency is at most 32.  With
+## Redundant constraints and singular configurations are warned as on the
+## full path (@code{odepkg:singularConstraints}), but with @qcode{"Explicit"}
+## only the velocity multipliers are minimum-norm (while the rank deficiency
+## is at most 32) and the position multipliers one solution of the singular
+## system; without it both are one solution (a rank-revealing sparse QR
+## where the sparse LU meets a tiny pivot): the constraint forces, and so
+## the trajectory, are the same.  With
 ## @qcode{"HamiltonianFcn"} or @qcode{"InvariantFcn"}, @code{sol.residuals}
 ## come from sparse products and no @code{sol.lambda} is computed (it would
 ## take 2m calls of f per output).  A planar chain of 1000 unit links pinned at the
@@ -142,9 +146,10 @@
 ## the constraint manifold with a warning @code{odepkg:inconsistentInitialData}
 ## (an error with @qcode{"InitialProjection"}, @qcode{"error"}).  Where
 ## G H_pp G' is rank-deficient (singular configurations, redundant
-## constraints) minimum-norm multipliers are used and the warning
-## @code{odepkg:singularConstraints} names t and the condition estimate.
-## Where minimum-norm multipliers cannot make g vanish (a zero gradient, a
+## constraints) minimum-norm multipliers are used (on the sparse path: see
+## above) and the warning @code{odepkg:singularConstraints} names t, the
+## condition estimate and which multipliers were minimum-norm.
+## Where the multipliers cannot make g vanish (a zero gradient, a
 ## step across a singular configuration), leaving |g(q)| above
 ## sqrt(NewtonTol) |q|, the step is rejected (adaptive steps) or the run
 ## stops there with @code{odepkg:integrationFailed}; no step off the

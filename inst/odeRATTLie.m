@@ -72,7 +72,10 @@
 ## factorized by a sparse LU (symbolic analysis once per pattern of B, the
 ## numeric factorization reused while Newton converges); the velocity
 ## system B M^-1 B' by a sparse LDL' (banded for chains).  Redundant
-## constraints still give the warning @code{odepkg:singularConstraints}.
+## constraints still give the warning @code{odepkg:singularConstraints};
+## the step's velocity multipliers (and @code{sol.lambda}) are then
+## minimum-norm, its position multipliers one solution of the singular
+## system, as the warning says (the dense path's are all minimum-norm).
 ## @code{sol.stats.sparseconstraints} says whether the sparse path ran.  A
 ## sparse B with an M that couples the factors runs the dense path with B
 ## made dense, refused (@code{odepkg:invalidOption}, naming MassMatrix)
@@ -288,9 +291,23 @@ endfunction
 %! f = @(t, y) [0; 0; 1];
 %! [~, ya] = odeRATTLie (f, 0, y0, o1);
 %! warning ("off", "odepkg:singularConstraints", "local");
+%! lastwarn ("");
 %! sol = odeRATTLie (f, [0 1], y0, odepkgset (o2, "TimeStepNumber", []));
 %! assert (sol.stats.nrankdeficient > 0);
 %! assert (max (max (abs (ya - sol.y.'))) < 1e-12);
+%! [msg, id] = lastwarn ();
+%! assert (id, "odepkg:singularConstraints");
+%! assert (! isempty (strfind (msg, "minimum-norm multipliers were used")));
+%! ## the sparse path says which multipliers are minimum-norm
+%! lastwarn ("");
+%! sol = odeRATTLie (f, [0 1], y0, odepkgset (o2, "TimeStepNumber", [],
+%!                                            "ConstraintGradFcn", @(q) sparse ([q'; q'])));
+%! assert (sol.stats.sparseconstraints, true);
+%! assert (max (max (abs (ya - sol.y.'))) < 1e-12);
+%! [msg, id] = lastwarn ();
+%! assert (id, "odepkg:singularConstraints");
+%! assert (! isempty (strfind (msg, "minimum-norm velocity multipliers")));
+%! assert (! isempty (strfind (msg, "one solution of the singular position system")));
 
 %!error <unknown group> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("LieGroup", "SU2", "TimeStepSize", 0.1, "TimeStepNumber", 1));
 %!error <"LieGroup" must name> [t, y] = odeRATTLie (@(t, y) zeros (3, 1), 0, [1; 0; 0; 0; 0; 0; 0], odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 1));

@@ -2,6 +2,7 @@
 // every callback called once per stage on all live members (the ensemble
 // mode of odeSV, odeSE, odeVV and odeRATTLE; src/core/ensemble/).
 #include "EigenConfig.hpp"
+#include "binding/Conversions.h"
 #include "binding/ErrorGuard.h"
 #include "binding/OctaveEnsemble.h"
 #include "binding/OutputGuard.h"
@@ -145,16 +146,7 @@ Called by the odepkg solvers when Y0 has several columns.\n\
     const std::string method = args(0).string_value ();
     if (! args(1).is_function_handle ())
       error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle", who);
-    if (! args(2).isnumeric () || ! args(2).isreal () || args(2).numel () < 2)
-      error_with_id ("odepkg:invalidInput", "%s: TIMES must be a real vector of at least two times", who);
-    const NDArray ta = args(2).array_value ();
-    Vec times (ta.numel ());
-    for (octave_idx_type i = 0; i < ta.numel (); ++i)
-      {
-        if (! std::isfinite (ta(i)))
-          error_with_id ("odepkg:invalidInput", "%s: TIMES must be finite", who);
-        times(i) = ta(i);
-      }
+    const Vec times = read_times (args(2), who);
     if (! args(3).isnumeric () || ! args(3).isreal () || args(3).ndims () != 2 || args(3).isempty ()
         || args(3).rows () % 2 != 0)
       error_with_id ("odepkg:invalidInput", "%s: Y0 must be a real 2d-by-K matrix, [q0; p0] per column", who);

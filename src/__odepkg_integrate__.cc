@@ -12,6 +12,7 @@
 #include "binding/ProgressDisplay.h"
 #include "binding/PhaseSpaceChecks.h"
 #include "binding/Settings.h"
+#include "binding/SingularConstraintsWarning.h"
 #include "binding/ReversibleControl.h"
 #include "binding/StepperFactory.h"
 #include "ConstraintProjection.hpp"
@@ -55,15 +56,6 @@ check_initial_data (HamiltonianProblem& problem, double t0, Vec& x0,
   return true;
 }
 
-static void
-warn_rank_deficient (const char* who, double t, double cond)
-{
-  warning_with_id ("odepkg:singularConstraints",
-                   "%s: rank-deficient constraint system met first at t = %.17g "
-                   "(condition estimate %g); minimum-norm multipliers were used",
-                   who, t, cond);
-}
-
 // stats with the field sparseconstraints (RATTLE/SHAKE: G stayed sparse)
 static octave_value
 with_sparse_flag (const octave_value& stats, bool sparse)
@@ -82,7 +74,8 @@ more exactly those times.  Fixed steps when @var{options}.TimeStepSize is set,\n
 else adaptive steps by step doubling.  @var{extra} is a cell of extra arguments\n\
 passed to every user function; @var{solver} (optional) names the caller in\n\
 messages; @var{store} (optional, default true) false keeps only the last\n\
-point (output streamed through the OutputFcn, no memory cap).  On a failure midway, @var{ok} is false,\n\
+point (output streamed through the OutputFcn, no memory cap), @qcode{\"columns\"}\n\
+returns @var{y} with one state per column.  On a failure midway, @var{ok} is false,\n\
 @var{msg} says why and the outputs hold the solution computed so far.\n\
 Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 @end deftypefn")
@@ -95,23 +88,18 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     if (args.length () < 6 || args.length () > 8)
       print_usage ();
     // STORE (default true): false when the caller takes no output, so the
-    // run streams through the OutputFcn without storing (no memory cap).
-    const bool store = args.length () < 8 || args(7).is_true ();
+    // run streams through the OutputFcn without storing (no memory cap);
+    // "columns": stored, the states returned one per column (sol.y's
+    // layout, as they are stored: no transpose of a large output).
+    const bool columns = args.length () >= 8 && args(7).is_string ()
+                         && args(7).string_value () == "columns";
+    const bool store = args.length () < 8 || columns || args(7).is_true ();
     if (! args(0).is_string ())
       error_with_id ("odepkg:invalidInput", "%s: METHOD must be a string", who);
     const std::string method = args(0).string_value ();
     if (! args(1).is_function_handle () && ! args(1).is_inline_function ())
       error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle", who);
-    if (! args(2).isnumeric () || ! args(2).isreal () || args(2).numel () < 2)
-      error_with_id ("odepkg:invalidInput", "%s: TIMES must be a real vector of at least two times", who);
-    const NDArray ta = args(2).array_value ();
-    Vec times (ta.numel ());
-    for (octave_idx_type i = 0; i < ta.numel (); ++i)
-      {
-        if (! std::isfinite (ta(i)))
-          error_with_id ("odepkg:invalidInput", "%s: TIMES must be finite", who);
-        times(i) = ta(i);
-      }
+    const Vec times = read_times (args(2), who);
     Vec x0 = state_vector (args(3), who, "Y0");
     if (! args(5).iscell ())
       error_with_id ("odepkg:invalidInput", "%s: EXTRA must be a cell", who);
@@ -210,14 +198,17 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
       method_stepper = &comp->base ();
     if (const auto* rattle = dynamic_cast<const Rattle*> (method_stepper);
         rattle && rattle->rank_deficiency_seen ())
-      warn_rank_deficient (who, rattle->rank_deficiency_t (), rattle->condition_estimate ());
+      warn_singular_constraints (who, rattle->rank_deficiency_t (), rattle->condition_estimate (),
+                                 rattle->minimum_norm_position_multipliers (),
+                                 rattle->minimum_norm_velocity_multipliers ());
     if (const auto* gr = dynamic_cast<const GeometricRattle*> (method_stepper);
         gr && gr->rank_deficiency_seen ())
-      warn_rank_deficient (who, gr->rank_deficiency_t (), gr->condition_estimate ());
+      warn_singular_constraints (who, gr->rank_deficiency_t (), gr->condition_estimate (), ! gr->sparse (),
+                                 ! gr->sparse ());
 
     octave_value_list r (8);
     r(0) = out.times ();
-    r(1) = out.states ();
+    r(1) = columns ? out.states_as_columns () : out.states ();
     r(2) = stats_struct (problem.stats ());
     // RATTLE/SHAKE: whether the constraint gradients stayed sparse
     if (const auto* rattle = dynamic_cast<const Rattle*> (method_stepper))
@@ -356,6 +347,18 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 %! assert (id, "odepkg:singularConstraints");
 %! assert (st.nrankdeficient > 0);
 %! assert (y2, y1, 1e-11 * max (abs (y1(:))));
+%! ## the sparse path's position multipliers are one solution, not minimum-norm
+%! assert (! isempty (strfind (msg, "minimum-norm velocity multipliers")));
+%! assert (! isempty (strfind (msg, "one solution of the singular position system")));
+%! ## the dense path's are minimum-norm
+%! o.ConstraintGradFcn = @(q) full ([chain_G(q, N); chain_G(q, N)(1, :)]);
+%! lastwarn ("");
+%! txt = evalc ('[t3, y3, st, ok] = __odepkg_integrate__ ("rattle", f, [0 0.5], chain_y0 (N), o, {});');
+%! [msg, id] = lastwarn ();
+%! assert (ok);
+%! assert (id, "odepkg:singularConstraints");
+%! assert (! isempty (strfind (msg, "minimum-norm multipliers were used")));
+%! assert (y3, y1, 1e-11 * max (abs (y1(:))));
 %!test
 %! ## DerivativeCheck on a sparse gradient (sparse products, O(nnz) memory):
 %! ## passes when right, catches a sign error

@@ -17,6 +17,7 @@
 #include "binding/ProgressDisplay.h"
 #include "binding/ReversibleControl.h"
 #include "binding/Settings.h"
+#include "binding/SingularConstraintsWarning.h"
 #include "loop/Integrator.hpp"
 #include "lie/LieGroupCheck.hpp"
 #include "lie/LieInitialData.hpp"
@@ -131,16 +132,7 @@ on the group, projected onto the constraints (deval, Refine).\n\
     const bool store = args.length () < 8 || args(7).is_true ();
     if (! args(0).is_function_handle () && ! args(0).is_inline_function ())
       error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle", who);
-    if (! args(1).isnumeric () || ! args(1).isreal () || args(1).numel () < 2)
-      error_with_id ("odepkg:invalidInput", "%s: TIMES must be a real vector of at least two times", who);
-    const NDArray ta = args(1).array_value ();
-    Vec times (ta.numel ());
-    for (octave_idx_type i = 0; i < ta.numel (); ++i)
-      {
-        if (! std::isfinite (ta(i)))
-          error_with_id ("odepkg:invalidInput", "%s: TIMES must be finite", who);
-        times(i) = ta(i);
-      }
+    const Vec times = read_times (args(1), who);
     // the type first: array_value () of a string or cell raises an error
     // without an identifier
     if (! args(2).isnumeric () || ! args(2).isreal () || args(2).numel () < 2)
@@ -282,10 +274,8 @@ on the group, projected onto the constraints (deval, Refine).\n\
     out.done ();
 
     if (rattlie.rank_deficiency_seen ())
-      warning_with_id ("odepkg:singularConstraints",
-                       "%s: rank-deficient constraint system met first at t = %.17g "
-                       "(condition estimate %g); minimum-norm multipliers were used",
-                       who, rattlie.rank_deficiency_t (), rattlie.condition_estimate ());
+      warn_singular_constraints (who, rattlie.rank_deficiency_t (), rattlie.condition_estimate (),
+                                 rattlie.minimum_norm_position_multipliers ());
     octave_scalar_map st = stats_struct (lp.stats ());
     st.assign ("velocitydependent", rattlie.velocity_dependent ());
     st.assign ("sparseconstraints", sparse_path);  // B kept sparse (SparseRattLie)

@@ -67,22 +67,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   y0 = double (y0(:));
   n = numel (y0);
 
-  ## --- options -------------------------------------------------------------
-  ## As ode45: a fourth argument that is not a struct is the first of the
-  ## extra parameters, f (t, y, P1, P2, ...) with default options.  An empty
-  ## numeric [] stands for "no options" (odepkg's and Matlab's convention; so
-  ## a first parameter that is [] or a struct needs an OPTS before it).
-  if (isnumeric (opts) && isempty (opts))
-    opts = struct ();
-  elseif (! isstruct (opts))
-    extra = [{opts}, extra];
-    opts = struct ();
-  elseif (! isscalar (opts))
-    error ("odepkg:invalidInput",
-           "%s: OPTS must be a scalar struct from odepkgset or odeset (got a %s struct array)",
-           solver, mat2str (size (opts)));
-  endif
-  o = odepkg_options (solver, opts, n);
+  ## --- options (as ode45: a non-struct fourth argument is the first extra
+  ## parameter) ---------------------------------------------------------------
+  [o, opts, extra] = odepkg_parse_options (solver, opts, extra, n);
   if (lie)
     lie_options (solver, o);
   endif
@@ -142,6 +129,11 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
                     && strcmp (o.NodeOutput, "off") && (nout == 1 || o.Refine > 1));
       if (spvi_nodes)
         copts.NodeOutput = "on";
+      endif
+      ## sol alone, nothing to refine or monitor: the states come as sol.y's
+      ## columns, as stored (a large output is not transposed twice)
+      if (nout == 1 && ! spvi_nodes && ! monitor && ! (o.Refine > 1 && numel (times) == 2))
+        store = "columns";
       endif
       [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver, store);
       if (spvi_nodes)
@@ -269,7 +261,10 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     case 0
       out = {};
     case 1
-      sol = struct ("x", t.', "y", y.', "solver", solver, "stats", st);
+      if (! strcmp (store, "columns"))
+        y = y.';
+      endif
+      sol = struct ("x", t.', "y", y, "solver", solver, "stats", st);
       if (! isempty (idata))
         sol.idata = idata;      # lets deval project onto the constraints
       endif

@@ -24,17 +24,7 @@ function out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extr
   y0 = double (y0);
   [n, K] = size (y0);
 
-  if (isnumeric (opts) && isempty (opts))
-    opts = struct ();
-  elseif (! isstruct (opts))
-    extra = [{opts}, extra];
-    opts = struct ();
-  elseif (! isscalar (opts))
-    error ("odepkg:invalidInput",
-           "%s: OPTS must be a scalar struct from odepkgset or odeset (got a %s struct array)",
-           solver, mat2str (size (opts)));
-  endif
-  o = odepkg_options (solver, opts, n);
+  [o, opts, extra] = odepkg_parse_options (solver, opts, extra, n);
   [times, o] = odepkg_time_mode (solver, tspan, o, opts);
   if (isempty (o.MaxStep))
     o.MaxStep = 0.1 * abs (times(end) - times(1));

@@ -30,6 +30,19 @@ inline Vec state_vector(const octave_value& v, const char* who, const char* name
   return x;
 }
 
+/// The output times TIMES: a real, finite vector of at least two times.
+inline Vec read_times(const octave_value& v, const char* who) {
+  if (!v.isnumeric() || !v.isreal() || v.numel() < 2)
+    error_with_id("odepkg:invalidInput", "%s: TIMES must be a real vector of at least two times", who);
+  const NDArray a = v.array_value();
+  Vec times(a.numel());
+  for (octave_idx_type i = 0; i < a.numel(); ++i) {
+    if (!std::isfinite(a(i))) error_with_id("odepkg:invalidInput", "%s: TIMES must be finite", who);
+    times(i) = a(i);
+  }
+  return times;
+}
+
 inline double real_scalar(const octave_value& v, const char* who, const char* name) {
   if (!v.isnumeric() || !v.isreal() || v.numel() != 1 || !std::isfinite(v.double_value()))
     error_with_id("odepkg:invalidInput", "%s: %s must be a finite real scalar", who, name);

@@ -68,6 +68,12 @@ class OutputCollector final : public Observer {
     std::copy(t_.begin(), t_.end(), t.fortran_vec());
     return t;
   }
+  /// States as columns (sol.y's layout): the stored points as they are.
+  octave_value states_as_columns() const {
+    Matrix y(n_, static_cast<octave_idx_type>(t_.size()));
+    std::copy(x_.begin(), x_.end(), y.fortran_vec());
+    return y;
+  }
   octave_value states() const {
     const octave_idx_type m = t_.size();
     const octave_idx_type n = n_;

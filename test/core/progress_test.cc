@@ -7,6 +7,7 @@
 #include "loop/Integrator.hpp"
 #include "loop/ProgressMeter.hpp"
 #include "unconstrained/StormerVerlet.hpp"
+#include "CountingNew.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>
@@ -18,22 +19,6 @@
 #include <cstdlib>
 #include <new>
 #include <vector>
-
-// ---- heap accounting: the number of operator new calls ----------------------
-namespace {
-std::atomic<long> g_news{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  ++g_news;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 using namespace odepkg;
 using Clock = std::chrono::steady_clock;
@@ -238,9 +223,9 @@ TEST(ProgressMeter, NoHeapAllocationPerStep) {
     Vec x0(2);
     x0 << 1.0, 0.0;
     const Vec t = span(0.0, 1e-3 * steps);
-    const long before = g_news.load();
+    const long before = test::operator_news();
     I.run(t, x0, c);
-    const long news = g_news.load() - before;
+    const long news = test::operator_news() - before;
     EXPECT_EQ(c.n, steps + 1);
     EXPECT_GT(reports, 1);
     return news;
@@ -251,9 +236,9 @@ TEST(ProgressMeter, NoHeapAllocationPerStep) {
   long reports = 0;
   ProgressMeter m([&reports](const ProgressReport&) { ++reports; });
   m.start(0.0, 1.0);
-  const long before = g_news.load();
+  const long before = test::operator_news();
   for (int i = 0; i < 1000000; ++i) m.step(i * 1e-6);
   m.finish(1.0);
-  EXPECT_EQ(g_news.load() - before, 0);
+  EXPECT_EQ(test::operator_news() - before, 0);
   EXPECT_GE(reports, 1);
 }

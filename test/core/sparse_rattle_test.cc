@@ -247,6 +247,55 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
 // tridiagonal S (a chain) and a pentadiagonal one (each link also tied to
 // the mass two further on), and a redundant row (a duplicated link next to
 // its original): the dropped pivot gives a solution of the consistent system.
+// Eigen's LDL^T (the AMD path) divides by a redundant row's near-zero pivot
+// before it can be dropped: whatever that puts into L must stay in the null
+// space of K, which the minimum-norm projection removes.  Every placement
+// of a redundant row on a 40-link chain (a link listed again at the end, far
+// from its original, alone or with a second copy; a coordinate pinned
+// twice), against the complete orthogonal decomposition.
+TEST(SparseGramSolver, RedundantRowsAnywhereGiveTheMinimumNormSolution) {
+  Chain c;
+  c.N = 40;
+  const int d = c.d(), N = c.N;
+  const Vec q = c.zigzag(0.3, 0.7).head(d);
+  SpMat G0;
+  c.G_sparse(q, G0);
+  const Mat Gd0 = Mat(G0);
+  const Vec w = Vec::LinSpaced(d, 1.0, 2.0);
+  double worst_min = 0.0, worst_res = 0.0;
+  int amd = 0;
+  for (int k = 0; k < N; ++k)
+    for (int kind = 0; kind < 3; ++kind) {
+      Mat Gd = Mat::Zero(N + 2, d);
+      Gd.topRows(N) = Gd0;
+      if (kind == 2) {  // x of point k pinned twice
+        Gd(N, 2 * k) = 1.0;
+        Gd(N + 1, 2 * k) = 1.0;
+      } else {          // link k again, and (kind 1) link 7k + 3 too
+        Gd.row(N) = Gd0.row(k);
+        if (kind == 1) Gd.row(N + 1) = Gd0.row((7 * k + 3) % N);
+        else Gd.conservativeResize(N + 1, d);
+      }
+      const SpMat G = Gd.sparseView();
+      SparseGramSolver s;
+      ASSERT_TRUE(s.factor(G, w));
+      EXPECT_TRUE(s.rank_deficient()) << "k " << k << " kind " << kind;
+      amd += !s.natural_ordering();
+      const Mat K = Gd * w.asDiagonal() * Gd.transpose();
+      const Vec b = K * Vec::LinSpaced(Gd.rows(), 0.5, -0.5);  // consistent
+      Vec x(Gd.rows());
+      s.solve(b, x);
+      const Vec xmin = K.completeOrthogonalDecomposition().solve(b);
+      worst_min = std::max(worst_min, (x - xmin).norm() / xmin.norm());
+      worst_res = std::max(worst_res, (K * x - b).lpNorm<Eigen::Infinity>() / b.norm());
+    }
+  std::printf("redundant rows, %d placements (%d on the AMD path): worst |x - x_min|/|x_min| = %.2g, worst "
+              "|K x - b|/|b| = %.2g\n", 3 * N, amd, worst_min, worst_res);
+  EXPECT_GT(amd, N);
+  EXPECT_LE(worst_min, 1e-9);
+  EXPECT_LE(worst_res, 1e-12);
+}
+
 TEST(SparseGramSolver, BandedProductLU) {
   Chain c;
   c.N = 40;

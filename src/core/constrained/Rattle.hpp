@@ -161,6 +161,13 @@ class Rattle final : public Stepper {
   double rank_deficiency_t() const {
     return general_path_ ? general_path_->rank_deficiency_t() : state_.rank_t;
   }
+  /// Whether the position multipliers of a rank-deficient system are the
+  /// minimum-norm ones: on the dense paths; the sparse path's are one
+  /// solution (its velocity multipliers are minimum-norm).
+  bool minimum_norm_position_multipliers() const { return !sparse(); }
+  /// The velocity multipliers are minimum-norm: on the dense paths and the
+  /// separable sparse one; the general sparse path's are one solution.
+  bool minimum_norm_velocity_multipliers() const { return !(general_path_ && general_path_->sparse()); }
   /// Largest condition estimate of the multiplier systems met so far
   /// (infinite if an exactly singular one was met).
   double condition_estimate() const {

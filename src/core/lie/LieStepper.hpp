@@ -17,6 +17,10 @@ class LieStepper : public Stepper {
   virtual bool rank_deficiency_seen() const = 0;
   virtual double rank_deficiency_t() const = 0;
   virtual double condition_estimate() const = 0;
+  /// Whether the position multipliers λ of a rank-deficient system are the
+  /// minimum-norm ones (the dense path), or one solution of it (the sparse
+  /// path, whose velocity multipliers μ are minimum-norm).
+  virtual bool minimum_norm_position_multipliers() const = 0;
 };
 
 }  // namespace odepkg::lie
