@@ -1220,8 +1220,9 @@ endfunction
 %!                        "ConstraintGradFcn", @(q) chain_grad (q, [])([1:end, 1], :), "ConstraintsNb", n + 1);
 %! lastwarn ("");
 %! txt = evalc ("sol = odeRATTLE (f, 0, y0, o);");
-%! [~, id] = lastwarn ();
+%! [msg, id] = lastwarn ();
 %! assert (id, "odepkg:singularConstraints");
+%! assert (! isempty (strfind (msg, "one solution of each singular multiplier system")));
 %! assert (sol.stats.sparseconstraints, true);
 %! assert (sol.stats.nrankdeficient >= 1);
 %! assert (sol.x(end), 1, 1e-12);
