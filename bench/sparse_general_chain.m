@@ -15,9 +15,10 @@
 ## call, all in (set-up and initial checks included); the marginal ms per
 ## step from a second run of 2 @var{steps} steps; the calls per step of f,
 ## g, G and the Hessian (marginal); the cost of those calls alone (each
-## timed in an Octave loop, weighted by the marginal calls per step) and
-## the ratio marginal / callbacks.  For N <= 100 also the full path (full G
-## and Hessian) for comparison.  @var{rows} returns the figures.
+## timed in an Octave loop, bench/private/per_call.m, weighted by the
+## marginal calls per step) and the ratio marginal / callbacks.  For
+## N <= 100 also the full path (full G and Hessian) for comparison.
+## @var{rows} returns the figures.
 ##
 ## From the repository root, after building the oct-files:
 ## @example
@@ -71,18 +72,6 @@ endfunction
 
 function n = calls (st)
   n = [st.nfevals, st.nconstrevals, st.nconstrgradevals, st.nhessevals];
-endfunction
-
-## CPU seconds per call of fcn on the columns of Y (rows `idx` of each)
-function t = per_call (fcn, Y, idx)
-  reps = 0;  t0 = cputime ();
-  do
-    for k = 1:columns (Y)
-      fcn (Y(idx, k));
-    endfor
-    reps += columns (Y);
-  until (cputime () - t0 > 0.2)
-  t = (cputime () - t0) / reps;
 endfunction
 
 ## f = [H_p; -H_q] of H = sum c(y_k) |p_k|^2 / 2 + y_k, c = 1 + e sin y
