@@ -51,13 +51,34 @@
 ## them; the union of the patterns met is kept, and seeded by one extra call
 ## of the gradient at a point near q0, where such entries are nonzero), but
 ## every entry that appears for the first time costs a new analysis.
-## Elsewhere (without @qcode{"Explicit"}, or constraints g(q, p)) a sparse G
-## is made full, and refused (@code{odepkg:sparseGradient}) beyond 4e6
-## entries.  Redundant constraints and singular configurations are warned as
-## on the full path (@code{odepkg:singularConstraints}), but only the
-## velocity multipliers are minimum-norm (while the rank deficiency is at
-## most 32); the position multipliers are one solution of the singular
-## system (the constraint forces, and so the trajectory, are the same).  With
+## Without @qcode{"Explicit"} (a general, non-separable H) a sparse G stays
+## sparse too: the SHAKE Newton system in the (2d + m) unknowns and the
+## m-by-m RATTLE system -G H_pp G' are assembled on fixed sparsity patterns
+## and factorized by a sparse LU (COLAMD ordering, analysed once per
+## pattern, one numeric factorization per refresh of the Newton matrix,
+## reused while Newton converges fast); a chain's RATTLE system is
+## tridiagonal and costs O(m).  Give @qcode{"HamiltonianHessFcn"} returning
+## a sparse 2d-by-2d matrix (a full one is made sparse): without it the
+## Hessian of H is formed by 2d differences of f as a full matrix, allowed
+## while (2d)^2 <= 4e6 (d <= 1000), refused above with
+## @code{odepkg:invalidOption}.  @code{sol.stats.sparseconstraints} says
+## whether the sparse path ran (RATTLE and SHAKE).  With constraints g(q, p)
+## (@qcode{"ConstraintVariables"}, @qcode{"qp"}) a sparse m-by-2d
+## @qcode{"ConstraintGradFcn"} keeps the geometric RATTLE/SHAKE's systems
+## sparse in the same way; @qcode{"ConstraintHessFcn"} then returns the
+## Hessians side by side, [H_1 @dots{} H_m], as a 2d-by-2dm matrix (sparse or
+## full), and without it they are differenced as a full 2d-by-2dm matrix.
+## The initial checks of g(q, p) (projection, coisotropy, the fibre flow)
+## and a differenced fibre flow (no @qcode{"ConstraintFlowFcn"}) still use
+## a full Dg: refused (@code{odepkg:sparseGradient}) where any of these full
+## matrices would have more than 4e6 entries.
+## Redundant constraints and singular configurations are warned as on the
+## full path (@code{odepkg:singularConstraints}), but with @qcode{"Explicit"}
+## only the velocity multipliers are minimum-norm (while the rank deficiency
+## is at most 32) and the position multipliers one solution of the singular
+## system; without it both are one solution (a rank-revealing sparse QR
+## where the sparse LU meets a tiny pivot): the constraint forces, and so
+## the trajectory, are the same.  With
 ## @qcode{"HamiltonianFcn"} or @qcode{"InvariantFcn"}, @code{sol.residuals}
 ## come from sparse products and no @code{sol.lambda} is computed (it would
 ## take 2m calls of f per output).  A planar chain of 1000 unit links pinned at the
@@ -1127,20 +1148,111 @@ endfunction
 %! assert (max (sol.residuals.constraint) <= 1e-12 && max (sol.residuals.hidden) <= 1e-13);
 %! assert (sol.invariants.deviation < 1e-2 * n);
 %!test
-%! ## without "Explicit" a sparse gradient is made full: the general path's
-%! ## trajectory is the separable path's; refused where that is large
+%! ## without "Explicit" (the general path) a sparse gradient stays sparse:
+%! ## the separable path's trajectory; without a HamiltonianHessFcn the
+%! ## Hessian of H is differenced as a full matrix, refused where that would
+%! ## have more than 4e6 entries (2d = 6000)
 %! o = chain_opts (10, [], "TimeStepSize", 0.01, "TimeStepNumber", 50);
 %! [~, ys] = odeRATTLE (@chain_f, 0, chain_horizontal (10), o);
-%! [~, yg] = odeRATTLE (@chain_f, 0, chain_horizontal (10), odepkgset (o, "Explicit", "no"));
-%! assert (yg, ys, 1e-11);
+%! sol = odeRATTLE (@chain_f, 0, chain_horizontal (10), odepkgset (o, "Explicit", "no"));
+%! assert (sol.y.', ys, 1e-11);
+%! assert (sol.stats.sparseconstraints, true);
 %! try
 %!   odeRATTLE (@chain_f, 0, chain_horizontal (1500), chain_opts (1500, [], "Explicit", "no", ...
 %!              "TimeStepSize", 0.01, "TimeStepNumber", 2));
 %!   error ("not refused");
 %! catch err
-%!   assert (err.identifier, "odepkg:sparseGradient");
-%!   assert (! isempty (strfind (err.message, '"Explicit"')));
+%!   assert (err.identifier, "odepkg:invalidOption");
+%!   assert (! isempty (strfind (err.message, "HamiltonianHessFcn")));
 %! end_try_catch
+%!function dy = mobile_chain_f (y, e)
+%!  ## the chain with a height-dependent mobility c(y) = 1 + e sin (y):
+%!  ## H = sum (c(y_k) |p_k|^2 / 2 + y_k), not separable
+%!  d = numel (y) / 2;  P = reshape (y(d+1:end), 2, []);  Y = y(2:2:d).';
+%!  dq = P .* (1 + e * sin (Y));
+%!  dp = [zeros(1, d/2); -(0.5 * e * cos (Y) .* sum (P .^ 2, 1) + 1)];
+%!  dy = [dq(:); dp(:)];
+%!endfunction
+%!function H = mobile_chain_hess (y, e)
+%!  ## its Hessian in (q, p) order, 7 entries per mass (sparse)
+%!  d = numel (y) / 2;  k = (1:d/2).';
+%!  iy = 2*k;  ipx = d + 2*k - 1;  ipy = d + 2*k;
+%!  Y = y(iy);  px = y(ipx);  py = y(ipy);
+%!  c1 = e * cos (Y);
+%!  i = [iy; iy; iy; ipx; ipy; ipx; ipy];
+%!  j = [iy; ipx; ipy; iy; iy; ipx; ipy];
+%!  v = [-0.5 * e * sin(Y) .* (px.^2 + py.^2); c1 .* px; c1 .* py; c1 .* px; c1 .* py; ...
+%!       1 + e * sin(Y); 1 + e * sin(Y)];
+%!  H = sparse (i, j, v, 2*d, 2*d);
+%!endfunction
+%!function o = mobile_chain_opts (n, e, sparse_fcns, varargin)
+%!  if (sparse_fcns)
+%!    G = @(q) chain_grad (q, []);  H = @(t, y) mobile_chain_hess (y, e);
+%!  else
+%!    G = @(q) full (chain_grad (q, []));  H = @(t, y) full (mobile_chain_hess (y, e));
+%!  endif
+%!  o = odepkgset ("ConstraintFcn", @(q) chain_cons (q, []), "ConstraintGradFcn", G, ...
+%!                 "ConstraintsNb", n, "HamiltonianHessFcn", H, varargin{:});
+%!endfunction
+%!test
+%! ## a non-separable H on the general path: sparse ConstraintGradFcn and
+%! ## HamiltonianHessFcn (sparse Newton systems) give the trajectory of the
+%! ## full ones, to round-off; sol.stats.sparseconstraints says which ran
+%! n = 12;  e = 0.1;  f = @(t, y) mobile_chain_f (y, e);
+%! y0 = [reshape([cos(1.3) * (1:n); -sin(1.3) * (1:n)], [], 1); zeros(2*n, 1)];
+%! for solver = {@odeRATTLE, @odeSHAKE}
+%!   ss = solver{1} (f, 0, y0, mobile_chain_opts (n, e, true, "TimeStepSize", 0.01, "TimeStepNumber", 200));
+%!   sd = solver{1} (f, 0, y0, mobile_chain_opts (n, e, false, "TimeStepSize", 0.01, "TimeStepNumber", 200));
+%!   assert (ss.stats.sparseconstraints, true);
+%!   assert (sd.stats.sparseconstraints, false);
+%!   assert (ss.y, sd.y, 1e-12 * max (abs (sd.y(:))));
+%!   [cmax, hmax] = chain_residuals (ss.y.', []);
+%!   assert (cmax <= 1e-13);
+%! endfor
+%!test
+%! ## a link listed twice on the sparse general path: rank deficiency found
+%! ## by the sparse factorization, odepkg:singularConstraints warned, the
+%! ## run goes on, on the constraints
+%! n = 12;  e = 0.1;  f = @(t, y) mobile_chain_f (y, e);
+%! y0 = [reshape([cos(1.3) * (1:n); -sin(1.3) * (1:n)], [], 1); zeros(2*n, 1)];
+%! o = mobile_chain_opts (n, e, true, "TimeStepSize", 0.01, "TimeStepNumber", 100, ...
+%!                        "ConstraintFcn", @(q) chain_cons (q, [])([1:end, 1]), ...
+%!                        "ConstraintGradFcn", @(q) chain_grad (q, [])([1:end, 1], :), "ConstraintsNb", n + 1);
+%! lastwarn ("");
+%! txt = evalc ("sol = odeRATTLE (f, 0, y0, o);");
+%! [msg, id] = lastwarn ();
+%! assert (id, "odepkg:singularConstraints");
+%! assert (! isempty (strfind (msg, "one solution of each singular multiplier system")));
+%! assert (sol.stats.sparseconstraints, true);
+%! assert (sol.stats.nrankdeficient >= 1);
+%! assert (sol.x(end), 1, 1e-12);
+%! [cmax, hmax] = chain_residuals (sol.y.', []);
+%! assert (cmax <= 1e-13);
+%!error id=odepkg:derivativeCheck
+%! ## a sparse HamiltonianHessFcn is checked (against differences of f) by
+%! ## sparse products: here its H_pp is wrong by a factor 2
+%! n = 12;  e = 0.1;  f = @(t, y) mobile_chain_f (y, e);
+%! y0 = [reshape([cos(1.3) * (1:n); -sin(1.3) * (1:n)], [], 1); zeros(2*n, 1)];
+%! o = mobile_chain_opts (n, e, true, "TimeStepSize", 0.01, "TimeStepNumber", 2, ...
+%!                        "HamiltonianHessFcn", @(t, y) mobile_chain_hess (y, e) + [sparse(2*n, 4*n); sparse(2*n, 2*n), speye(2*n)]);
+%! odeRATTLE (f, 0, y0, o);
+%!test
+%! ## constraints g(q, p) (ConstraintVariables "qp": the chain's g written on
+%! ## phase space, with its fibre flow): a sparse ConstraintGradFcn keeps the
+%! ## geometric RATTLE's systems sparse, the full one's trajectory to round-off
+%! n = 8;  d = 2*n;  e = 0.1;  f = @(t, y) mobile_chain_f (y, e);
+%! y0 = [reshape([cos(1.3) * (1:n); -sin(1.3) * (1:n)], [], 1); zeros(2*n, 1)];
+%! Dg = @(y) [chain_grad(y(1:d), []), sparse(n, d)];
+%! o = odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) chain_cons (y(1:d), []), ...
+%!                "ConstraintFlowFcn", @(y, s) [y(1:d); y(d+1:end) - chain_grad(y(1:d), [])' * s], ...
+%!                "ConstraintsNb", n, "TimeStepSize", 0.01, "TimeStepNumber", 100);
+%! ss = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintGradFcn", Dg, ...
+%!                                      "HamiltonianHessFcn", @(t, y) mobile_chain_hess (y, e)));
+%! sd = odeRATTLE (f, 0, y0, odepkgset (o, "ConstraintGradFcn", @(y) full (Dg (y)), ...
+%!                                      "HamiltonianHessFcn", @(t, y) full (mobile_chain_hess (y, e))));
+%! assert (ss.stats.sparseconstraints, true);
+%! assert (sd.stats.sparseconstraints, false);
+%! assert (ss.y, sd.y, 1e-12 * max (abs (sd.y(:))));
 %!test
 %! ## a closed ring (n = 19 masses, 20 links, both ends of the chain at the
 %! ## origin) released folded flat along the x axis: there every link is

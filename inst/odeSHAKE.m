@@ -19,6 +19,12 @@
 ## m-by-d; finite differences otherwise), @qcode{"ConstraintHessFcn"}
 ## (d-by-d-by-m) and @qcode{"HamiltonianHessFcn"} (2d-by-2d Hessian of H in
 ## (q, p) order); Newton uses them as @code{odeRATTLE} does (see its help).
+## A @qcode{"ConstraintGradFcn"} returning a sparse matrix keeps the Newton
+## systems sparse, with @qcode{"Explicit"} and without it (then give a
+## sparse @qcode{"HamiltonianHessFcn"}: the Hessian of H is otherwise
+## differenced as a full 2d-by-2d matrix, refused beyond 4e6 entries with
+## @code{odepkg:invalidOption}); @code{sol.stats.sparseconstraints} says
+## whether the sparse path ran.
 ## @qcode{"Explicit"}, @qcode{"yes"} declares H = T(p) + V(q) separable: Newton
 ## then runs on the m position multipliers only and the velocity multipliers
 ## come from an m-by-m solve (Hairer, Lubich, Wanner, Sect. VII.1).  The

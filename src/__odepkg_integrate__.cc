@@ -56,6 +56,15 @@ check_initial_data (HamiltonianProblem& problem, double t0, Vec& x0,
   return true;
 }
 
+// stats with the field sparseconstraints (RATTLE/SHAKE: G stayed sparse)
+static octave_value
+with_sparse_flag (const octave_value& stats, bool sparse)
+{
+  octave_scalar_map st = stats.scalar_map_value ();
+  st.assign ("sparseconstraints", sparse);
+  return st;
+}
+
 DEFUN_DLD (__odepkg_integrate__, args, ,
            "-*- texinfo -*-\n\
 @deftypefn {} {[@var{t}, @var{y}, @var{stats}, @var{ok}, @var{msg}] =} __odepkg_integrate__ (@var{method}, @var{fcn}, @var{times}, @var{y0}, @var{options}, @var{extra}, @var{solver}, @var{store})\n\
@@ -190,15 +199,22 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     if (const auto* rattle = dynamic_cast<const Rattle*> (method_stepper);
         rattle && rattle->rank_deficiency_seen ())
       warn_singular_constraints (who, rattle->rank_deficiency_t (), rattle->condition_estimate (),
-                                 rattle->minimum_norm_position_multipliers ());
+                                 rattle->minimum_norm_position_multipliers (),
+                                 rattle->minimum_norm_velocity_multipliers ());
     if (const auto* gr = dynamic_cast<const GeometricRattle*> (method_stepper);
         gr && gr->rank_deficiency_seen ())
-      warn_singular_constraints (who, gr->rank_deficiency_t (), gr->condition_estimate (), true);
+      warn_singular_constraints (who, gr->rank_deficiency_t (), gr->condition_estimate (), ! gr->sparse (),
+                                 ! gr->sparse ());
 
     octave_value_list r (8);
     r(0) = out.times ();
     r(1) = columns ? out.states_as_columns () : out.states ();
     r(2) = stats_struct (problem.stats ());
+    // RATTLE/SHAKE: whether the constraint gradients stayed sparse
+    if (const auto* rattle = dynamic_cast<const Rattle*> (method_stepper))
+      r(2) = with_sparse_flag (r(2), rattle->sparse ());
+    else if (const auto* gr = dynamic_cast<const GeometricRattle*> (method_stepper))
+      r(2) = with_sparse_flag (r(2), gr->sparse ());
     r(3) = res.outcome != IntegrationResult::Outcome::Failed;
     r(4) = res.outcome == IntegrationResult::Outcome::Failed
            ? first_step_advice (res.message, problem.stats (), s, given_derivatives (s), projected)
@@ -360,7 +376,8 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 %!   assert (err.identifier, "odepkg:derivativeCheck");
 %! end_try_catch
 %!test
-%! ## without "Explicit" a sparse G is made dense where that is small ...
+%! ## without "Explicit" (the general path) a sparse G stays sparse: the
+%! ## dense G's trajectory ...
 %! N = 5;  d = 2*N;  grav = repmat ([0; -1], N, 1);
 %! f = @(t, y) [y(d+1:end); grav];
 %! o = struct ("TimeStepSize", 0.01, "ConstraintFcn", @(q) chain_g (q, N),
@@ -370,8 +387,9 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 %! [t2, yd] = __odepkg_integrate__ ("rattle", f, [0 0.1], chain_y0 (N), o, {});
 %! assert (ok);
 %! assert (ys, yd, 1e-13);
-%!error id=odepkg:sparseGradient
-%! ## ... and refused with a clear message where it is not (m d > 4e6)
+%!error <HamiltonianHessFcn>
+%! ## ... but without HamiltonianHessFcn the Hessian of H is differenced as
+%! ## a full matrix: refused where that has more than 4e6 entries
 %! N = 1500;  d = 2*N;  grav = repmat ([0; -1], N, 1);
 %! f = @(t, y) [y(d+1:end); grav];
 %! o = struct ("TimeStepSize", 0.01, "ConstraintFcn", @(q) chain_g (q, N),

@@ -75,7 +75,11 @@ class UserFunction {
   /// Octave's SparseMatrix copied as they are, O(nnz), never dense.  For
   /// m = 1 an n-by-1 result is taken as its transpose.
   void call_sparse(const ConstVecRef& x, octave_idx_type m, octave_idx_type n, SpMat& out) {
-    const octave_value_list r = evaluate(0.0, x);
+    call_sparse(0.0, x, m, n, out);
+  }
+  /// As call_sparse(x, ...), for a function of (t, x) (HamiltonianHessFcn).
+  void call_sparse(double t, const ConstVecRef& x, octave_idx_type m, octave_idx_type n, SpMat& out) {
+    const octave_value_list r = evaluate(t, x);
     const bool shape_ok = r.length() >= 1 && ((r(0).rows() == m && r(0).columns() == n) ||
                                               (m == 1 && r(0).rows() == n && r(0).columns() == 1));
     if (!shape_ok || !(r(0).isnumeric() || r(0).islogical()) || r(0).isinteger() || r(0).iscomplex() ||
@@ -249,7 +253,12 @@ class OctaveProblem {
   /// a sparse problem is made sparse, a sparse one for a dense problem made
   /// dense (refused above 4e6 entries).  Returns true for sparse.
   bool probe_sparse_gradient(const Vec& x0) {
-    if (u_.m == 0 || u_.phase_space || !u_.G.is_defined()) return false;
+    if (u_.m == 0 || !u_.G.is_defined()) return false;
+    if (u_.phase_space) {  // Dg(y0): kept sparse by phase_space_constraints
+      const octave_value D0 = G_.prime(0.0, x0);
+      phase_space_sparse_ = D0.issparse();
+      return phase_space_sparse_;
+    }
     const int d = problem_.dim(), m = u_.m;
     const octave_value G0 = G_.prime(0.0, x0.head(d));
     if (!G0.issparse()) return false;
@@ -264,6 +273,12 @@ class OctaveProblem {
       if (octave::interpreter* interp = octave::interpreter::the_interpreter()) interp->recover_from_exception();
     }
     G_.prime_with(0.0, x0.head(d), G0);  // the probe's result serves the first call at q0
+    // The general RATTLE/SHAKE then keep their Newton systems sparse and
+    // take the Hessian of H sparse too (a full result is made sparse).
+    if (u_.hessian.is_defined())
+      problem_.set_sparse_hessian([this, d](double t, const ConstVecRef& x, SpMat& out) {
+        hess_.call_sparse(t, x, 2 * d, 2 * d, out);
+      });
     return true;
   }
 
@@ -281,12 +296,25 @@ class OctaveProblem {
       H = [this, m, n](const ConstVecRef& y, MatRef out) {
         out = Eigen::Map<const Mat>(GH_.call(0.0, y, m * n * n, "2d-by-2d-by-m array", n), n, n * m);
       };
-    return std::make_unique<PhaseSpaceConstraints>(
+    auto g = std::make_unique<PhaseSpaceConstraints>(
         d, m, problem_.stats(),
         [this, m](const ConstVecRef& y, VecRef out) {
           out = Eigen::Map<const Vec>(g_.call(0.0, y, m, "vector of ConstraintsNb elements"), m);
         },
         Dg, H);
+    // A sparse Dg at y0 (probe_sparse_gradient): Dg and the Hessians, as
+    // [H_1 ... H_m] (2d-by-2dm, sparse or full), taken sparse.
+    if (phase_space_sparse_) {
+      PhaseSpaceConstraints::SparseHessFn Hs;
+      if (u_.GH.is_defined())
+        Hs = [this, m, n](const ConstVecRef& y, SpMat& out) { GH_.call_sparse(y, n, n * m, out); };
+      g->set_sparse([this, m, n](const ConstVecRef& y, SpMat& out) { G_.call_sparse(y, m, n, out); }, Hs);
+      if (u_.hessian.is_defined())
+        problem_.set_sparse_hessian([this, n](double t, const ConstVecRef& x, SpMat& out) {
+          hess_.call_sparse(t, x, n, n, out);
+        });
+    }
+    return g;
   }
 
   /// The user's ConstraintFlowFcn (y, s) -> exp(sum s_i X_{g_i})(y).
@@ -304,6 +332,7 @@ class OctaveProblem {
   UserFunction f_, hess_, g_, G_, GH_, flow_;
   UserFunctions u_;
   HamiltonianProblem problem_;
+  bool phase_space_sparse_ = false;  ///< ConstraintVariables "qp" with a sparse Dg at y0
 };
 
 }  // namespace odepkg::binding

@@ -17,8 +17,17 @@ namespace odepkg::binding {
 
 /// `minimum_norm_positions`: the stepper's position multipliers were
 /// minimum-norm (the dense paths), else only its velocity multipliers.
-inline void warn_singular_constraints(const char* who, double t, double cond, bool minimum_norm_positions) {
-  if (minimum_norm_positions)
+/// `minimum_norm_velocities` false too: the sparse general path (one
+/// solution of each singular system, SparseRankRevealingLU).
+inline void warn_singular_constraints(const char* who, double t, double cond, bool minimum_norm_positions,
+                                      bool minimum_norm_velocities = true) {
+  if (!minimum_norm_positions && !minimum_norm_velocities)
+    warning_with_id("odepkg:singularConstraints",
+                    "%s: rank-deficient constraint system met first at t = %.17g "
+                    "(condition estimate %g); the sparse path used one solution of each singular "
+                    "multiplier system (a rank-revealing sparse QR), with the same constraint forces",
+                    who, t, cond);
+  else if (minimum_norm_positions)
     warning_with_id("odepkg:singularConstraints",
                     "%s: rank-deficient constraint system met first at t = %.17g "
                     "(condition estimate %g); minimum-norm multipliers were used",

@@ -33,6 +33,9 @@ class HamiltonianProblem {
   /// A sparse G(q) (m x d): the callback (re)fills G, any pattern; see
   /// constraint_grad_sparse for how the pattern is kept fixed.
   using SparseConstraintGrad = std::function<void(const ConstVecRef& q, SpMat& G)>;
+  /// A sparse Hessian of H (2d x 2d, (q, p) order), any pattern (kept fixed
+  /// as G's: hamiltonian_hessian_sparse).
+  using SparseHessian = std::function<void(double t, const ConstVecRef& x, SpMat& hess)>;
 
   HamiltonianProblem(int d, Field f) : HamiltonianProblem(d, 2 * d, std::move(f)) {}
 
@@ -48,11 +51,20 @@ class HamiltonianProblem {
     x_pert_.resize(n_);
     f_base_.resize(n_);
     f_pert_.resize(n_);
+    hess_pattern_.reset(n_, n_);
     // hess_ (n x n) is sized on first use: explicit methods never need it,
     // and for them memory must stay O(n).
   }
 
   void set_hessian(Hessian h) { hessian_ = std::move(h); }
+  /// A HamiltonianHessFcn that returns sparse matrices, for the sparse
+  /// general RATTLE/SHAKE (SparseGeometricNewton); other consumers keep the
+  /// dense one of set_hessian.
+  void set_sparse_hessian(SparseHessian h) {
+    hessian_sparse_ = std::move(h);
+    hess_pattern_.reset(n_, n_);
+  }
+  bool has_sparse_hessian() const { return static_cast<bool>(hessian_sparse_); }
   void set_constraints(int m, Constraint g, ConstraintGrad G = nullptr,
                        ConstraintHess GH = nullptr) {
     if (m < 1 || m >= d_)
@@ -136,6 +148,46 @@ class HamiltonianProblem {
     }
     if (!field(t, x, f_base_)) return false;
     return fd_hessian(t, x, hess);
+  }
+
+  /// The Hessian of H at (t, x) on a fixed pattern (the union of those met,
+  /// as for G: SparsePatternUnion; its version in hessian_pattern_version).
+  /// From the sparse HamiltonianHessFcn, else the dense Hessian
+  /// (hamiltonian_hessian: the user's, or 2d differences of f) with its
+  /// nonzeros kept, which require_sparse_hessian allows only up to
+  /// kMaxDensifiedEntries entries.  Returns false if non-finite.
+  bool hamiltonian_hessian_sparse(double t, const ConstVecRef& x, SpMat& hess) {
+    if (hessian_sparse_) {
+      ++stats_.hessian_evals;
+      hessian_sparse_(t, x, user_hess_);
+      if (user_hess_.rows() != n_ || user_hess_.cols() != n_)
+        throw InputError("badFcnOutput", "HamiltonianHessFcn must return a 2d-by-2d matrix (" + std::to_string(n_) +
+                                             "-by-" + std::to_string(n_) + "), but returned " +
+                                             std::to_string(user_hess_.rows()) + "-by-" +
+                                             std::to_string(user_hess_.cols()));
+    } else {
+      require_sparse_hessian("the sparse RATTLE/SHAKE");
+      if (dense_hess_.rows() != n_) dense_hess_.resize(n_, n_);
+      if (!hamiltonian_hessian(t, x, dense_hess_)) return false;
+      user_hess_ = dense_hess_.sparseView(1.0, 0.0);  // the exact nonzeros
+    }
+    hess_pattern_.fit(user_hess_, hess);
+    const Eigen::Map<const Vec> v(hess.valuePtr(), hess.nonZeros());
+    return v.allFinite();
+  }
+  /// Number of times the pattern of hamiltonian_hessian_sparse grew.
+  long hessian_pattern_version() const { return hess_pattern_.version(); }
+
+  /// Throws odepkg:invalidOption when the Hessian of H would have to be
+  /// formed dense (no sparse HamiltonianHessFcn) and has more than
+  /// kMaxDensifiedEntries entries.
+  void require_sparse_hessian(const std::string& who) const {
+    if (hessian_sparse_ || static_cast<double>(n_) * n_ <= kMaxDensifiedEntries) return;
+    throw InputError("invalidOption",
+                     who + " needs the Hessian of H: without a HamiltonianHessFcn it is formed from " +
+                         std::to_string(n_) + " differences of F as a full " + std::to_string(n_) + "-by-" +
+                         std::to_string(n_) + " matrix (more than 4e6 entries); give a HamiltonianHessFcn "
+                         "returning a sparse matrix");
   }
 
   /// As hamiltonian_hessian, with f(t, x) = fx already known (2d calls
@@ -330,22 +382,32 @@ class HamiltonianProblem {
   void check_derivatives(double t, const ConstVecRef& x) {
     DerivativeCheck check;
     const int n = 2 * d_;
-    if (hessian_ && n_ == n) {
-      Mat hess(n, n);
-      if (!hamiltonian_hessian(t, x, hess))
-        throw InputError("nonFiniteFcn", "HamiltonianHessFcn returned a non-finite value at the initial data");
-      Vec v(n), Jv(n), xs(n);
+    if ((hessian_ || hessian_sparse_) && n_ == n) {
+      // the sparse one where given (the sparse general RATTLE uses it;
+      // the dense one may be too large to form)
+      Mat hess;
+      SpMat hess_sparse;
+      if (!hessian_sparse_) hess.resize(n, n);
+      const bool ok =
+          hessian_sparse_ ? hamiltonian_hessian_sparse(t, x, hess_sparse) : hamiltonian_hessian(t, x, hess);
+      if (!ok) throw InputError("nonFiniteFcn", "HamiltonianHessFcn returned a non-finite value at the initial data");
+      const double hess_norm = hessian_sparse_ ? hess_sparse.norm() : hess.norm();
+      Vec v(n), Jv(n), xs(n), Hv(n);
       for (int k = 0; k < DerivativeCheck::kDirections; ++k) {
         check.random_direction(v);
         // df/dx = [Hess(p-rows, :); -Hess(q-rows, :)]
-        Jv.head(d_).noalias() = hess.bottomRows(d_) * v;
-        Jv.tail(d_).noalias() = -hess.topRows(d_) * v;
+        if (hessian_sparse_)
+          Hv.noalias() = hess_sparse * v;
+        else
+          Hv.noalias() = hess * v;
+        Jv.head(d_) = Hv.tail(d_);
+        Jv.tail(d_) = -Hv.head(d_);
         auto curve = [&](double s, VecRef out) {
           xs = x + s * v;
           return field(t, xs, out);
         };
         DerivativeCheck::require(
-            DerivativeCheck::compare(curve, DerivativeCheck::step(x.lpNorm<Eigen::Infinity>()), Jv, hess.norm()),
+            DerivativeCheck::compare(curve, DerivativeCheck::step(x.lpNorm<Eigen::Infinity>()), Jv, hess_norm),
             "HamiltonianHessFcn", "differences of the ODE function F = [dH/dp; -dH/dq]");
       }
     }
@@ -398,6 +460,10 @@ class HamiltonianProblem {
   using FieldFunction = void (*)(double, const ConstVecRef&, VecRef);
   FieldFunction field_fn_ = nullptr;  ///< field_'s target when it is a plain function
   Hessian hessian_;
+  SparseHessian hessian_sparse_;
+  SparsePatternUnion hess_pattern_;  ///< union of the patterns of the sparse Hessians met
+  SpMat user_hess_;                  ///< the last Hessian before fit()
+  Mat dense_hess_;                   ///< a differenced Hessian on its way to a sparse one
   Constraint g_;
   ConstraintGrad G_;
   ConstraintHess GH_;

@@ -6,6 +6,7 @@
 #include "constrained/Rattle.hpp"
 #include "constrained/SparseGramSolver.hpp"
 #include "ChainProblem.hpp"
+#include "FixedSteps.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>
@@ -23,27 +24,8 @@ namespace {
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 
-/// n fixed steps of RATTLE (SHAKE) from x0; the states after each step.
-std::vector<Vec> run(HamiltonianProblem& P, Rattle& r, const Vec& x0, double h, int n) {
-  std::vector<Vec> out;
-  Point a(P.state_size()), b(P.state_size());
-  a.set(0.0, x0);
-  for (int i = 0; i < n; ++i) {
-    const StepStatus st = r.step(a, h, b);
-    EXPECT_EQ(st, StepStatus::Success) << "step " << i;
-    if (st != StepStatus::Success) break;
-    out.push_back(b.x);
-    std::swap(a, b);
-  }
-  return out;
-}
-
-double max_diff(const std::vector<Vec>& a, const std::vector<Vec>& b) {
-  double e = 0.0;
-  EXPECT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) e = std::max(e, (a[i] - b[i]).lpNorm<Eigen::Infinity>());
-  return e;
-}
+using odepkg::test::max_diff;
+using odepkg::test::run;
 
 // Dense and sparse G: the same method, so the same trajectory up to the
 // round-off of different (but equally accurate) linear algebra.
@@ -415,28 +397,39 @@ TEST(SparseRattle, DerivativeCheckOfSparseGradient) {
   }
 }
 
-// Other paths: a sparse G is made dense where that is small (same results
-// as a dense G), refused with odepkg:sparseGradient where it is not.
-TEST(SparseRattle, GeneralPathDensifiesSmallAndRefusesLarge) {
+// The general path keeps a sparse G sparse (GeometricRattle on sparse
+// matrices, sparse_general_rattle_test): the dense G's trajectory to
+// round-off.  Without a HamiltonianHessFcn the Hessian of H is differenced
+// as a dense 2d x 2d matrix: refused (odepkg:invalidOption) where that has
+// more than 4e6 entries, taken sparse when given so.
+TEST(SparseRattle, GeneralPathKeepsSparseAndRefusesLargeDifferencedHessian) {
   Chain c;
   c.N = 6;
   const Vec x0 = c.zigzag(0.3, 0.8);
   auto Pd = c.make(false), Ps = c.make(true);
   Rattle rd(*Pd, false), rs(*Ps, false);
+  EXPECT_TRUE(rs.sparse());
   const auto yd = run(*Pd, rd, x0, 0.01, 20), ys = run(*Ps, rs, x0, 0.01, 20);
-  EXPECT_LE(max_diff(yd, ys), 0.0);
+  EXPECT_LE(max_diff(yd, ys), 1e-13);
   Chain big;
-  big.N = 1500;  // m d = 4.5e6
+  big.N = 1500;  // (2d)^2 = 3.6e7
   auto Pb = big.make(true);
   try {
     Rattle rb(*Pb, false);
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(e.id, "sparseGradient");
-    EXPECT_NE(std::string(e.what()).find("ConstraintGradFcn"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("Explicit"), std::string::npos);
+    EXPECT_EQ(e.id, "invalidOption");
+    EXPECT_NE(std::string(e.what()).find("HamiltonianHessFcn"), std::string::npos);
   }
   EXPECT_NO_THROW(Rattle(*Pb, true));  // the separable path takes it sparse
+  const int n = 2 * big.d();
+  Pb->set_sparse_hessian([n](double, const ConstVecRef&, SpMat& H) {  // H = |p|^2/2 + sum y_k
+    std::vector<Eigen::Triplet<double>> t;
+    for (int i = n / 2; i < n; ++i) t.emplace_back(i, i, 1.0);
+    H.resize(n, n);
+    H.setFromTriplets(t.begin(), t.end());
+  });
+  EXPECT_NO_THROW(Rattle(*Pb, false));
 }
 
 /// Process CPU time in ms (insensitive to other processes on a shared machine).

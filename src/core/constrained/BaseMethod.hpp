@@ -11,12 +11,14 @@
 #include "HamiltonianProblem.hpp"
 #include "Types.hpp"
 
+#include <vector>
+
 namespace odepkg {
 
 class BaseMethod {
  public:
   BaseMethod(HamiltonianProblem& problem, int unknowns)
-      : problem_(problem), d_(problem.dim()), nw_(unknowns), Df_(2 * problem.dim(), 2 * problem.dim()) {}
+      : problem_(problem), d_(problem.dim()), nw_(unknowns) {}
   virtual ~BaseMethod() = default;
   BaseMethod(const BaseMethod&) = delete;
   BaseMethod& operator=(const BaseMethod&) = delete;
@@ -35,6 +37,7 @@ class BaseMethod {
   /// The Jacobian model Df = d f / d(q, p), from the Hessian of H in (q, p)
   /// order: df_q/dx = Hess(p-rows), df_p/dx = -Hess(q-rows).
   void set_hessian(const Eigen::Ref<const Mat>& hess) {
+    if (Df_.rows() != 2 * d_) Df_.resize(2 * d_, 2 * d_);  // on first use: a sparse run never forms it
     Df_.topRows(d_) = hess.bottomRows(d_);
     Df_.bottomRows(d_) = -hess.topRows(d_);
   }
@@ -47,6 +50,13 @@ class BaseMethod {
   virtual bool residual(const ConstVecRef& y, const ConstVecRef& w, VecRef R, VecRef z1) = 0;
   /// dR/dw (nw x nw), dR/dy (nw x 2d), dZ/dw (2d x nw), dZ/dy (2d x 2d) from Df.
   virtual void jacobian(MatRef Rw, MatRef Ry, MatRef Zw, MatRef Zy) const = 0;
+  /// The same blocks as sparse matrices, from a sparse Hessian of H in
+  /// (q, p) order (the sparse geometric RATTLE, SparseGeometricNewton).
+  /// False if the method has no sparse form.
+  virtual bool sparse_jacobian(const SpMat& hess, SpMat& Rw, SpMat& Ry, SpMat& Zw, SpMat& Zy) {
+    (void)hess, (void)Rw, (void)Ry, (void)Zw, (void)Zy;
+    return false;
+  }
 
  protected:
   auto Dqq() const { return Df_.topLeftCorner(d_, d_); }
@@ -54,8 +64,18 @@ class BaseMethod {
   auto Dpq() const { return Df_.bottomLeftCorner(d_, d_); }
   auto Dpp() const { return Df_.bottomRightCorner(d_, d_); }
 
+  using Triplets = std::vector<Eigen::Triplet<double, int>>;
+  /// out (rows x cols) from the triplets t, which are then cleared (their
+  /// storage is kept for the next call).
+  static void assemble(Triplets& t, int rows, int cols, SpMat& out) {
+    out.resize(rows, cols);
+    out.setFromTriplets(t.begin(), t.end());
+    t.clear();
+  }
+
   HamiltonianProblem& problem_;
   int d_, nw_;
+  Triplets tRw_, tRy_, tZw_;  // sparse_jacobian's scratch
   Mat Df_;
   double t_ = 0.0, h_ = 0.0;
 };

@@ -10,6 +10,7 @@
 #define ODEPKG_CONSTRAINED_CONSTRAINT_SET_HPP
 
 #include "HamiltonianProblem.hpp"
+#include "SparsePatternUnion.hpp"
 #include "Types.hpp"
 
 #include <functional>
@@ -35,6 +36,21 @@ class ConstraintSet {
   virtual bool hess(const ConstVecRef& y, MatRef H) = 0;
   /// g depends on q only: the fibres are affine, (q, p - G(q)^T s).
   virtual bool holonomic() const { return false; }
+  /// Dg comes sparse (a sparse ConstraintGradFcn): grad_sparse and
+  /// hess_sparse serve the sparse geometric RATTLE (SparseGeometricNewton).
+  virtual bool sparse_grad() const { return false; }
+  /// Dg(y) as a sparse m x 2d matrix on a fixed pattern (the union of those
+  /// met).  Only where sparse_grad().
+  virtual bool grad_sparse(const ConstVecRef& y, SpMat& Dg) {
+    (void)y, (void)Dg;
+    throw InputError("invalidInput", "grad_sparse: the constraint gradient is not sparse");
+  }
+  /// The Hessians [H_1 ... H_m] as a sparse 2d x 2d m matrix.  Only where
+  /// sparse_grad() and not holonomic() (the slide of g(q) needs none).
+  virtual bool hess_sparse(const ConstVecRef& y, SpMat& H) {
+    (void)y, (void)H;
+    throw InputError("invalidInput", "hess_sparse: the constraint gradient is not sparse");
+  }
   /// Bound on |(Dg_fd - Dg) f|_inf for the last differenced Dg (0 when the
   /// gradient is the user's): what {g, H} = Dg f, computed with differences,
   /// may be off by.
@@ -58,13 +74,54 @@ class PhaseSpaceConstraints final : public ConstraintSet {
   using Fn = std::function<void(const ConstVecRef& y, VecRef g)>;
   using GradFn = std::function<void(const ConstVecRef& y, MatRef Dg)>;
   using HessFn = std::function<void(const ConstVecRef& y, MatRef H)>;
+  using SparseGradFn = std::function<void(const ConstVecRef& y, SpMat& Dg)>;
+  using SparseHessFn = std::function<void(const ConstVecRef& y, SpMat& H)>;
 
   PhaseSpaceConstraints(int d, int m, Stats& stats, Fn g, GradFn Dg = nullptr, HessFn H = nullptr)
       : ConstraintSet(d, m), stats_(stats), g_(std::move(g)), Dg_(std::move(Dg)), H_(std::move(H)),
-        y_pert_(2 * d), g_base_(m), g_pert_(m), grad_err_(Vec::Zero(2 * d)), Dg_base_(m, 2 * d),
-        Dg_pert_(m, 2 * d) {
+        y_pert_(2 * d), g_base_(m), g_pert_(m), grad_err_(Vec::Zero(2 * d)) {
     if (m < 1 || m >= d)
       throw InputError("invalidInput", "the number of constraints must satisfy 1 <= m < d");
+  }
+
+  /// A sparse ConstraintGradFcn (m x 2d) and, optional, sparse Hessians
+  /// ([H_1 ... H_m], 2d x 2d m), replacing dense ones: the sparse
+  /// geometric RATTLE uses them as such; grad() and hess() make them dense
+  /// (refused above kMaxDensifiedEntries entries).  Without sparse
+  /// Hessians hess_sparse keeps the nonzeros of hess() (differences of Dg),
+  /// which is refused above that size too.
+  void set_sparse(SparseGradFn Dg, SparseHessFn H = nullptr) {
+    Dgs_ = std::move(Dg);
+    Hs_ = std::move(H);
+    Dg_ = nullptr;
+    H_ = nullptr;
+    grad_pattern_.reset(m_, 2 * d_);
+    hess_pattern_.reset(2 * d_, 2 * d_ * m_);
+  }
+  bool sparse_grad() const override { return static_cast<bool>(Dgs_); }
+
+  bool grad_sparse(const ConstVecRef& y, SpMat& Dg) override {
+    ++stats_.constraint_grad_evals;
+    Dgs_(y, user_);
+    check_size(user_, m_, 2 * d_, "ConstraintGradFcn", "m-by-2d");
+    grad_pattern_.fit(user_, Dg);
+    return Eigen::Map<const Vec>(Dg.valuePtr(), Dg.nonZeros()).allFinite();
+  }
+
+  bool hess_sparse(const ConstVecRef& y, SpMat& H) override {
+    const int n = 2 * d_;
+    if (Hs_) {
+      ++stats_.constraint_hess_evals;
+      Hs_(y, user_);
+      check_size(user_, n, n * m_, "ConstraintHessFcn", "2d-by-2dm (sparse [H_1 ... H_m])");
+    } else {
+      refuse_dense(static_cast<double>(n) * n * m_, "the Hessians of ConstraintFcn (give a sparse ConstraintHessFcn)");
+      if (Hdense_.rows() != n) Hdense_.resize(n, n * m_);
+      if (!hess(y, Hdense_)) return false;
+      user_ = Hdense_.sparseView(1.0, 0.0);
+    }
+    hess_pattern_.fit(user_, H);
+    return Eigen::Map<const Vec>(H.valuePtr(), H.nonZeros()).allFinite();
   }
 
   bool value(const ConstVecRef& y, VecRef g) override {
@@ -74,6 +131,12 @@ class PhaseSpaceConstraints final : public ConstraintSet {
   }
 
   bool grad(const ConstVecRef& y, MatRef Dg) override {
+    if (Dgs_) {  // made dense for a consumer that needs it so
+      refuse_dense(static_cast<double>(m_) * 2 * d_, "ConstraintGradFcn");
+      if (!grad_sparse(y, dense_src_)) return false;
+      Dg = Mat(dense_src_);
+      return true;
+    }
     if (Dg_) {
       ++stats_.constraint_grad_evals;
       Dg_(y, Dg);
@@ -107,7 +170,7 @@ class PhaseSpaceConstraints final : public ConstraintSet {
   /// Dg against differences of g, the Hessians against differences of Dg
   /// (when both are the user's): 4 calls per direction, 2 directions each.
   void check_derivatives(const ConstVecRef& y) override {
-    if (!Dg_) return;
+    if (!Dg_ && !Dgs_) return;
     const int n = 2 * d_;
     DerivativeCheck check;
     Mat Dg(m_, n);
@@ -115,7 +178,7 @@ class PhaseSpaceConstraints final : public ConstraintSet {
     check.require_jacobian(
         y, Dg, [&](const ConstVecRef& ys, VecRef out) { return value(ys, out); }, "ConstraintGradFcn",
         "differences of ConstraintFcn");
-    if (!H_) return;
+    if (!H_ && !Hs_) return;
     Mat H(n, n * m_);
     if (!hess(y, H)) throw InputError("nonFiniteFcn", "ConstraintHessFcn returned a non-finite value at the initial data");
     check.require_stacked_hessians(
@@ -125,12 +188,19 @@ class PhaseSpaceConstraints final : public ConstraintSet {
 
   bool hess(const ConstVecRef& y, MatRef H) override {
     const int n = 2 * d_;
+    if (Hs_) {
+      if (!hess_sparse(y, dense_src_)) return false;
+      H = Mat(dense_src_);
+      return true;
+    }
     if (H_) {
       ++stats_.constraint_hess_evals;
       H_(y, H);
       return H.allFinite();
     }
-    if (!Dg_) return second_differences(y, H);
+    if (!Dg_ && !Dgs_) return second_differences(y, H);
+    Dg_base_.resize(m_, n);  // on first use (a sparse Dg with given Hessians never needs them)
+    Dg_pert_.resize(m_, n);
     if (!grad(y, Dg_base_)) return false;
     for (int j = 0; j < n; ++j) {
       const double delta = HamiltonianProblem::fd_step(y(j));
@@ -177,10 +247,29 @@ class PhaseSpaceConstraints final : public ConstraintSet {
     return H.allFinite();
   }
 
+  /// odepkg:sparseGradient where a sparse `what` would be made dense with
+  /// more than kMaxDensifiedEntries entries.
+  void refuse_dense(double entries, const std::string& what) const {
+    if (entries <= kMaxDensifiedEntries) return;
+    throw InputError("sparseGradient", "the constraints g(q, p) with a sparse ConstraintGradFcn need " + what +
+                                           " as a full matrix of more than 4e6 entries");
+  }
+  static void check_size(const SpMat& A, int rows, int cols, const std::string& who, const std::string& shape) {
+    if (A.rows() == rows && A.cols() == cols) return;
+    throw InputError("badFcnOutput", who + " must return a sparse " + shape + " matrix (" + std::to_string(rows) +
+                                         "-by-" + std::to_string(cols) + "), but returned " +
+                                         std::to_string(A.rows()) + "-by-" + std::to_string(A.cols()));
+  }
+
   Stats& stats_;
   Fn g_;
   GradFn Dg_;
   HessFn H_;
+  SparseGradFn Dgs_;
+  SparseHessFn Hs_;
+  SparsePatternUnion grad_pattern_, hess_pattern_;
+  SpMat user_, dense_src_;
+  Mat Hdense_;
   Vec y_pert_, g_base_, g_pert_, grad_err_;
   Mat Dg_base_, Dg_pert_;
 };
@@ -190,14 +279,22 @@ class PhaseSpaceConstraints final : public ConstraintSet {
 class HolonomicConstraints final : public ConstraintSet {
  public:
   explicit HolonomicConstraints(HamiltonianProblem& problem)
-      : ConstraintSet(problem.dim(), problem.constraints()), problem_(problem),
-        G_(problem.constraints(), problem.dim()), GH_(problem.dim(), problem.dim() * problem.constraints()),
-        G_base_(problem.constraints(), problem.dim()), G_pert_(problem.constraints(), problem.dim()),
-        q_pert_(problem.dim()), Gq_(problem.dim()) {
+      : ConstraintSet(problem.dim(), problem.constraints()), problem_(problem), q_pert_(problem.dim()),
+        Gq_(problem.dim()) {
+    // the dense matrices are sized on first use: the sparse general
+    // RATTLE (SparseGeometricNewton) never asks for them
     if (m_ < 1) throw InputError("invalidInput", "RATTLE and SHAKE need constraints (ConstraintFcn)");
   }
 
   bool holonomic() const override { return true; }
+  bool sparse_grad() const override { return problem_.has_sparse_constraint_grad(); }
+  /// [G(q) 0] from the sparse ConstraintGradFcn (its fixed pattern).
+  bool grad_sparse(const ConstVecRef& y, SpMat& Dg) override {
+    if (!problem_.constraint_grad_sparse(y.head(d_), Gs_)) return false;
+    Dg = Gs_;
+    Dg.conservativeResize(m_, 2 * d_);  // empty p-columns
+    return true;
+  }
 
   double grad_error(const ConstVecRef& f) const override { return problem_.constraint_grad_error(f.head(d_)); }
 
@@ -209,6 +306,7 @@ class HolonomicConstraints final : public ConstraintSet {
   bool grad(const ConstVecRef& y, MatRef Dg) override {
     if (!have_G_ || !(Gq_.array() == y.head(d_).array()).all()) {
       have_G_ = false;
+      G_.resize(m_, d_);
       if (!problem_.constraint_grad(y.head(d_), G_)) return false;
       Gq_ = y.head(d_);
       have_G_ = true;
@@ -221,9 +319,12 @@ class HolonomicConstraints final : public ConstraintSet {
   bool hess(const ConstVecRef& y, MatRef H) override {
     const int d = d_, n = 2 * d;
     H.setZero();
+    GH_.resize(d, d * m_);
     if (problem_.has_constraint_hess()) {
       if (!problem_.constraint_hess(y.head(d), GH_)) return false;
     } else {  // forward differences of G (d calls)
+      G_base_.resize(m_, d);
+      G_pert_.resize(m_, d);
       if (!problem_.constraint_grad(y.head(d), G_base_)) return false;
       for (int j = 0; j < d; ++j) {
         const double delta = HamiltonianProblem::fd_step(y(j));
@@ -242,6 +343,7 @@ class HolonomicConstraints final : public ConstraintSet {
  private:
   HamiltonianProblem& problem_;
   Mat G_, GH_, G_base_, G_pert_;
+  SpMat Gs_;
   Vec q_pert_, Gq_;
   bool have_G_ = false;
 };

@@ -30,7 +30,7 @@ class FibreMap {
 /// constant along its own flow.
 class HolonomicFibre final : public FibreMap {
  public:
-  explicit HolonomicFibre(ConstraintSet& g) : g_(g), Dg_(g.count(), 2 * g.dim()), q_(g.dim()) {}
+  explicit HolonomicFibre(ConstraintSet& g) : g_(g), q_(g.dim()) {}
   bool flow(const ConstVecRef& z, const ConstVecRef& s, VecRef out) override {
     const int d = g_.dim();
     // G(q) of the last call is reused while q is the same (a Newton
@@ -38,6 +38,7 @@ class HolonomicFibre final : public FibreMap {
     // HolonomicConstraints keeps one q too, and the step alternates q_0 and
     // q_1 between the two (without this one, 4 calls of G per step, not 3)
     if (!have_ || !(q_.array() == z.head(d).array()).all()) {
+      Dg_.resize(g_.count(), 2 * d);  // on first use (no allocation after)
       if (!g_.grad(z, Dg_)) return false;
       q_ = z.head(d);
       have_ = true;

@@ -35,12 +35,14 @@
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/FibreMap.hpp"
 #include "constrained/IntegratedFibre.hpp"
+#include "constrained/SparseGeometricNewton.hpp"
 #include "constrained/StructureChecks.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 namespace odepkg {
 
@@ -66,24 +68,36 @@ class GeometricRattle final : public Stepper {
         m_(g_->count()),
         nw_(base_->unknowns()),
         nu_(nw_ + m_),
-        solver_(nu_, rank_tolerance),
-        small_(m_, rank_tolerance) {
+        solver_(sparse_linear_algebra(*g_) ? 0 : nu_, rank_tolerance),
+        small_(sparse_linear_algebra(*g_) ? 0 : m_, rank_tolerance) {
     if (g_->dim() != d_) throw InputError("invalidInput", "the constraints and the problem differ in dimension");
     const int n = n_, m = m_, nw = nw_, nu = nu_;
-    hess_ = Mat::Zero(n, n);
-    hess_prev_ = Mat::Zero(n, n);
-    if (!g_->holonomic()) {  // 2d x 2dm: the slide of holonomic g needs no g Hessians
+    if (sparse_linear_algebra(*g_))  // no matrix of size d^2, m^2 or m d below
+      sparse_ = std::make_unique<SparseGeometricNewton>(
+          problem, *g_, *base_, rank_tolerance, "RATTLE/SHAKE with a sparse ConstraintGradFcn and a non-separable H");
+    if (!sparse_) {
+      hess_ = Mat::Zero(n, n);
+      hess_prev_ = Mat::Zero(n, n);
+      Rw_.resize(nw, nw);
+      Ry_.resize(nw, n);
+      Zw_.resize(n, nw);
+      Zy_.resize(n, n);
+      RyW_.resize(nw, m);
+      ZyW_.resize(n, m);
+      JF_.resize(nu, nu);
+      lu_ = Eigen::PartialPivLU<Mat>(nu);
+      Dg1_.resize(m, n);
+      Dgy_.resize(m, n);
+      W_.resize(n, m);
+      V_.resize(n, m);
+      Msig_.resize(m, m);
+      side_.hess = Mat::Zero(n, n);
+      side_.hess_prev = Mat::Zero(n, n);
+    }
+    if (!g_->holonomic() && !sparse_) {  // 2d x 2dm: the slide of holonomic g needs no g Hessians
       Hg_.resize(n, n * m);
       Hg_prev_ = Mat::Zero(n, n * m);
     }
-    Rw_.resize(nw, nw);
-    Ry_.resize(nw, n);
-    Zw_.resize(n, nw);
-    Zy_.resize(n, n);
-    RyW_.resize(nw, m);
-    ZyW_.resize(n, m);
-    JF_.resize(nu, nu);
-    lu_ = Eigen::PartialPivLU<Mat>(nu);
     F_.resize(nu);
     du_.resize(nu);
     du_last_ = Vec::Zero(nu);
@@ -110,11 +124,6 @@ class GeometricRattle final : public Stepper {
     dz_.resize(n);
     gv_.resize(m);
     r_.resize(m);
-    Dg1_.resize(m, n);
-    Dgy_.resize(m, n);
-    W_.resize(n, m);
-    V_.resize(n, m);
-    Msig_.resize(m, m);
     last_z1_.resize(n);
     // 1 where an unknown of the base method is a momentum (anchored on p)
     wmask_.resize(nw);
@@ -128,8 +137,6 @@ class GeometricRattle final : public Stepper {
     }
     side_guess_ = Vec::Zero(guess_size());
     side_last_z1_ = Vec::Zero(n);
-    side_.hess = Mat::Zero(n, n);
-    side_.hess_prev = Mat::Zero(n, n);
     if (!g_->holonomic()) {
       side_.Hg = Mat::Zero(n, n * m);
       side_.Hg_prev = Mat::Zero(n, n * m);
@@ -184,8 +191,12 @@ class GeometricRattle final : public Stepper {
     save_guess(side_guess_);
     side_last_z1_ = last_z1_;
     side_have_inc_ = have_inc_;
-    side_.hess = hess_;
-    side_.hess_prev = hess_prev_;
+    if (sparse_) {
+      sparse_->save_side();
+    } else {
+      side_.hess = hess_;
+      side_.hess_prev = hess_prev_;
+    }
     side_.have_hess = have_hess_;
     side_.hess_static = hess_static_;
     side_.static_age = static_age_;
@@ -201,8 +212,12 @@ class GeometricRattle final : public Stepper {
     load_guess(side_guess_);
     last_z1_ = side_last_z1_;
     have_inc_ = side_have_inc_;
-    hess_ = side_.hess;
-    hess_prev_ = side_.hess_prev;
+    if (sparse_) {
+      sparse_->restore_side();
+    } else {
+      hess_ = side_.hess;
+      hess_prev_ = side_.hess_prev;
+    }
     have_hess_ = side_.have_hess;
     hess_static_ = side_.hess_static;
     static_age_ = side_.static_age;
@@ -213,7 +228,7 @@ class GeometricRattle final : public Stepper {
     hg_known_ = side_.hg_known;
     hg_static_ = side_.hg_static;
     hg_age_ = side_.hg_age;
-    set_hessian_model();
+    if (!sparse_) set_hessian_model();
     lu_valid_ = false;
   }
   void reset() override {
@@ -222,6 +237,7 @@ class GeometricRattle final : public Stepper {
     have_hess_ = hess_static_ = false;
     hg_known_ = hg_static_ = false;
     lu_valid_ = false;
+    if (sparse_) sparse_->forget_grads();
   }
 
   ConstraintSet& constraints() { return *g_; }
@@ -232,6 +248,13 @@ class GeometricRattle final : public Stepper {
   bool rank_deficiency_seen() const { return rank_seen_; }
   double rank_deficiency_t() const { return rank_t_; }
   double condition_estimate() const { return cond_max_; }
+  /// The Newton systems are sparse (SparseGeometricNewton).
+  bool sparse() const { return static_cast<bool>(sparse_); }
+  /// SHAKE's error estimate on the sparse path: e_p without its component
+  /// along G(q)^T (Rattle::restrict_error).
+  bool restrict_momenta(const ConstVecRef& q, VecRef ep) { return sparse_->restrict_momenta(q, ep); }
+  /// The sparse path is taken for a sparse ConstraintGradFcn.
+  static bool sparse_linear_algebra(const ConstraintSet& g) { return g.sparse_grad(); }
 
   /// SHAKE's next step depends on its start only through the fibre
   /// [z] = {exp(s X_g) z} (it slides to M_H along it first; McLachlan et al. 2014,
@@ -262,13 +285,17 @@ class GeometricRattle final : public Stepper {
   }
 
   StepStatus step(Point& from, double h, Point& to) override {
+    // sparse products single-threaded (SingleThreadedEigen: OpenMP's
+    // barriers cost more than these O(nnz) products)
+    std::optional<SingleThreadedEigen> single;
+    if (sparse_) single.emplace();
     const Vec& z0 = from.x;
     const double t1 = from.t + h;
     t_rank_ = from.t;
     t_step_ = from.t;
     base_->begin(from.t, h);
     if (!update_hessian(from.t, z0)) return StepStatus::NonFinite;
-    base_->jacobian(Rw_, Ry_, Zw_, Zy_);
+    form_base_blocks();
 
     // Guess: along equal steps w, s and sigma are smooth in the step index:
     // extrapolate the last three (O(h^3)) or two; otherwise the last step's
@@ -332,7 +359,7 @@ class GeometricRattle final : public Stepper {
       have_inc_ = false;
       return StepStatus::ConstraintsViolated;
     }
-    record(stats.max_constraint_residual, gnorm_, Dg1_, z1_.lpNorm<Eigen::Infinity>());
+    record_end(stats.max_constraint_residual, gnorm_, z1_.lpNorm<Eigen::Infinity>());
 
     if (shake_) {
       // SHAKE does not enforce {g, H} = Dg f = 0 (it is O(h)): measured for
@@ -340,8 +367,12 @@ class GeometricRattle final : public Stepper {
       // iterate, within the last correction, below NewtonTol, of z_1)
       to.x = z1_;
       if (!problem_.field(t1, z1_, f_)) return StepStatus::NonFinite;
-      r_.noalias() = Dg1_ * f_;
-      record(stats.max_hidden_residual, inf_norm(r_), Dg1_, inf_norm(f_));
+      if (sparse_) {  // G from the last Newton iterate, as Dg1_
+        sparse_->hidden(f_, r_);
+      } else {
+        r_.noalias() = Dg1_ * f_;
+      }
+      record_end(stats.max_hidden_residual, inf_norm(r_), inf_norm(f_));
     } else {
       st = slide_to_hidden(t1, z1_, z_, true);
       if (st != StepStatus::Success) {
@@ -378,6 +409,12 @@ class GeometricRattle final : public Stepper {
   bool update_hessian(double t, const ConstVecRef& z0) {
     if (have_hess_ && hess_static_ && ++static_age_ < kStaticRecheck) return true;
     ++problem_.stats().jacobian_evals;
+    if (sparse_) {
+      if (!sparse_->take_hessian(t, z0, have_hess_, hess_static_)) return false;
+      have_hess_ = true;
+      static_age_ = 0;
+      return true;
+    }
     if (!problem_.hamiltonian_hessian(t, z0, hess_)) return false;
     const double scale = std::max(1.0, hess_.cwiseAbs().maxCoeff());
     hess_static_ = have_hess_ && (hess_ - hess_prev_).cwiseAbs().maxCoeff() <= 1e-10 * scale;
@@ -391,11 +428,22 @@ class GeometricRattle final : public Stepper {
   /// The model of update_hessian (at the step's start) again, after a
   /// solve re-took it elsewhere.
   void restore_hessian_model() {
-    if (!have_hess_ || hess_ == hess_prev_) return;
+    if (sparse_ && have_hess_) {
+      sparse_->restore_model();
+      form_base_blocks();
+      lu_valid_ = false;
+    }
+    if (sparse_ || !have_hess_ || hess_ == hess_prev_) return;
     hess_ = hess_prev_;
     set_hessian_model();
-    base_->jacobian(Rw_, Ry_, Zw_, Zy_);
+    form_base_blocks();
     lu_valid_ = false;
+  }
+
+  /// The base method's blocks R_w, R_y, Z_w, Z_y from the model (the
+  /// sparse ones are formed with it: SparseGeometricNewton::set_model).
+  void form_base_blocks() {
+    if (!sparse_) base_->jacobian(Rw_, Ry_, Zw_, Zy_);
   }
 
   /// hess_ is the model: to the base method, and whether its H_pp block is
@@ -442,7 +490,9 @@ class GeometricRattle final : public Stepper {
     W.bottomRows(d_) = -Dg.leftCols(d_).transpose();
   }
 
-  void note_rank(const MinNormSolver& s, double t) {
+  /// Rank bookkeeping from a MinNormSolver or a SparseRankRevealingLU.
+  template <class Solver>
+  void note_rank(const Solver& s, double t) {
     cond_max_ = std::max(cond_max_, s.condition_estimate());
     if (!s.rank_deficient()) return;
     ++problem_.stats().rank_deficient;
@@ -460,7 +510,8 @@ class GeometricRattle final : public Stepper {
     Stats& st = problem_.stats();
     ++st.newton_solves;
     const bool holonomic = g_->holonomic();
-    if (holonomic && !g_->grad(z0, Dgy_)) return StepStatus::NonFinite;  // fibres keep q: W fixed
+    if (holonomic && !(sparse_ ? sparse_->grad_start(z0) : g_->grad(z0, Dgy_)))
+      return StepStatus::NonFinite;  // fibres keep q: W fixed
     double prev = std::numeric_limits<double>::infinity();
     long it = 0;
     damping_ = damped ? 0 : kMaxDamping;
@@ -471,18 +522,24 @@ class GeometricRattle final : public Stepper {
     // determined to round-off and is not weighted.
     const double weight =
         holonomic ? RattleAcceptance::roundoff_weight(
-                        h, hess_.bottomRightCorner(d_, d_).cwiseAbs().rowwise().sum().maxCoeff(),
+                        h, sparse_ ? sparse_->hpp_norm()
+                                   : hess_.bottomRightCorner(d_, d_).cwiseAbs().rowwise().sum().maxCoeff(),
                         z0.head(d_), z0.tail(d_), opts_.tol)
                   : 1.0;
     bool refreshed = false;
     for (;;) {
-      if (!fibre_->flow(z0, s_, y_)) return fail(it, StepStatus::NonFinite);
+      if (sparse_ && holonomic)
+        sparse_->flow(z0, s_, false, y_);
+      else if (!fibre_->flow(z0, s_, y_))
+        return fail(it, StepStatus::NonFinite);
       if (!base_->residual(y_, w_, F_.head(nw_), z1_)) return fail(it, StepStatus::NonFinite);
-      if (!g_->value(z1_, gv_) || !g_->grad(z1_, Dg1_)) return fail(it, StepStatus::NonFinite);
-      if (!holonomic && !g_->grad(y_, Dgy_)) return fail(it, StepStatus::NonFinite);
+      if (!g_->value(z1_, gv_) || !(sparse_ ? sparse_->grad_end(z1_) : g_->grad(z1_, Dg1_)))
+        return fail(it, StepStatus::NonFinite);
+      if (!holonomic && !(sparse_ ? sparse_->grad_start(y_) : g_->grad(y_, Dgy_)))
+        return fail(it, StepStatus::NonFinite);
       F_.tail(m_) = gv_ / h;
       gnorm_ = inf_norm(gv_);
-      fibre_directions(Dgy_, W_);
+      if (!sparse_) fibre_directions(Dgy_, W_);
       // Small systems: the matrix at every iterate (quadratic convergence).
       // Large ones (more than kReuseAbove unknowns, where the O(n^3)
       // factorization outweighs the callbacks): the last factorization is
@@ -522,17 +579,25 @@ class GeometricRattle final : public Stepper {
       ++st.newton_iterations;
       if (converged(nd, theta, it, fresh && exact_shake_jacobian())) {
         // z_1^- at the new iterate, to first order in the (tiny) correction
-        z1_.noalias() -= Zw_ * du_.head(nw_);
-        z1_.noalias() -= Zy_ * dz_;
+        if (sparse_) {
+          sparse_->apply_z(du_.head(nw_), dz_, z1_);
+        } else {
+          z1_.noalias() -= Zw_ * du_.head(nw_);
+          z1_.noalias() -= Zy_ * dz_;
+        }
         // |g| there: the linear part of the correction removes gv, what is
         // left is of second order, bounded by theta |gv|; unless the system
         // was singular (a zero or redundant G): the minimum-norm correction
         // then leaves h |F_g - J_g du| of gv, nonzero when g = 0 has no
         // solution in reach (the step must then be refused, not returned)
         gnorm_ = std::min(gnorm_, std::max(theta, nd) * gnorm_);
-        if (min_norm_) {
-          dr_.noalias() = JF_.bottomRows(m_) * du_;  // (scratch: dr_ serves the slide otherwise)
-          dr_ -= F_.tail(m_);
+        if (min_norm_) {  // (scratch: dr_ serves the slide otherwise)
+          if (sparse_) {
+            sparse_->shake_g_defect(du_, F_, dr_);
+          } else {
+            dr_.noalias() = JF_.bottomRows(m_) * du_;
+            dr_ -= F_.tail(m_);
+          }
           gnorm_ += std::abs(h) * inf_norm(dr_);
         }
         finish(it);
@@ -547,9 +612,11 @@ class GeometricRattle final : public Stepper {
         refreshed = true;
         xm_ = 0.5 * (y_ + z1_);
         ++st.jacobian_evals;
-        if (!problem_.hamiltonian_hessian(t_step_ + 0.5 * h, xm_, hess_)) return fail(it, StepStatus::NonFinite);
-        set_hessian_model();
-        base_->jacobian(Rw_, Ry_, Zw_, Zy_);
+        if (sparse_ ? !sparse_->take_model_at(t_step_ + 0.5 * h, xm_)
+                    : !problem_.hamiltonian_hessian(t_step_ + 0.5 * h, xm_, hess_))
+          return fail(it, StepStatus::NonFinite);
+        if (!sparse_) set_hessian_model();
+        form_base_blocks();
         lu_valid_ = false;
       }
       prev = nd;
@@ -564,16 +631,36 @@ class GeometricRattle final : public Stepper {
     bool have_matrix = false;
     double prev = std::numeric_limits<double>::infinity();
     long it = 0;
+    // sparse g(q): G at zin's q serves the whole slide (the fibre keeps q)
+    const bool curved = !g_->holonomic();
+    if (sparse_ && !curved && !sparse_->grad_end(zin)) return StepStatus::NonFinite;
     for (;;) {
       if (inf_norm(sigma_) == 0.0) {
         zout = zin;
+      } else if (sparse_ && !curved) {
+        sparse_->flow(zin, sigma_, true, zout);
       } else if (!fibre_->flow(zin, sigma_, zout)) {
         return StepStatus::NonFinite;
       }
-      if (!problem_.field(t1, zout, f_) || !g_->grad(zout, Dg1_)) return StepStatus::NonFinite;
-      r_.noalias() = Dg1_ * f_;
-      fibre_directions(Dg1_, W_);
-      const bool broyden = have_matrix && !hess_static_;
+      // Sparse: M from the model, for g(q) M = -G H_pp G^T kept for the
+      // slide, for g(q, p) re-formed at every iterate (no Broyden: its
+      // update would fill M)
+      const bool broyden = !sparse_ && have_matrix && !hess_static_;
+      if (sparse_) {
+        if (!problem_.field(t1, zout, f_) || (curved && !sparse_->grad_end(zout))) return StepStatus::NonFinite;
+        sparse_->hidden(f_, r_);
+        if (!have_matrix || curved) {
+          if (curved && !have_matrix && !sparse_->constraint_hessians(zout)) return StepStatus::NonFinite;
+          if (!sparse_->factor_slide(f_, curved)) return StepStatus::NonFinite;
+          note_rank(sparse_->slide_solver(), t1);
+          have_matrix = true;
+        }
+      } else if (!problem_.field(t1, zout, f_) || !g_->grad(zout, Dg1_)) {
+        return StepStatus::NonFinite;
+      } else {
+        r_.noalias() = Dg1_ * f_;
+        fibre_directions(Dg1_, W_);
+      }
       if (broyden) {
         // H's Hessian model is a step old: Broyden's update of M from the
         // measured change of r keeps the iteration superlinear (the secant
@@ -585,14 +672,13 @@ class GeometricRattle final : public Stepper {
           Msig_.noalias() += (dr_ / den) * (-dsig_).transpose();
           if (!small_.compute(Msig_)) return StepStatus::NonFinite;
         }
-      } else if (!(have_matrix && g_->holonomic())) {
+      } else if (!sparse_ && !(have_matrix && g_->holonomic())) {
         // M_ij = d/dsigma_j (grad g_i . f) = (H_i f + Df^T grad g_i) . X_{g_j}
         //      = {{g_i, H}, g_j}  (Lemma 3.11), re-formed at every iterate from
         // the current f, Dg and the Hessians of g (at z_1^-) and of H (model).
         // Holonomic g: the first term vanishes (W's q-rows are 0 and H_i
         // has only its qq block) and M = -G H_pp G^T, constant along the
         // fibre (q fixed) for the static H this branch has: formed once.
-        const bool curved = !g_->holonomic();
         if (curved && !have_matrix && !constraint_hessians(zout)) return StepStatus::NonFinite;
         // Df = J Hess with J = [0 I; -I 0]: (Df W)_q = (Hess W)_p, (Df W)_p = -(Hess W)_q
         if (curved) {
@@ -617,11 +703,16 @@ class GeometricRattle final : public Stepper {
         have_matrix = true;
       }
       r_last_ = r_;
-      small_.solve(r_, dsig_);
+      if (sparse_) {
+        sparse_->solve_slide(r_, dsig_);
+        sparse_->directions(dsig_, true, dz_);
+      } else {
+        small_.solve(r_, dsig_);
+        dz_.noalias() = W_ * dsig_;
+      }
       sigma_ -= dsig_;
       ++it;
       ++st.projection_iterations;
-      dz_.noalias() = W_ * dsig_;
       const double nd = inf_norm(dz_) / std::max(1.0, inf_norm(zout));
       if (!std::isfinite(nd)) return StepStatus::NonFinite;
       const double theta = nd / prev;
@@ -630,7 +721,7 @@ class GeometricRattle final : public Stepper {
         zout -= dz_;
         const double hid = std::min(inf_norm(r_), std::max(theta, nd) * inf_norm(r_));
         // with a differenced Dg, what {g, H} = Dg f may be off by is added
-        if (record_hidden) record(st.max_hidden_residual, hid + g_->grad_error(f_), Dg1_, inf_norm(f_));
+        if (record_hidden) record_end(st.max_hidden_residual, hid + g_->grad_error(f_), inf_norm(f_));
         return StepStatus::Success;
       }
       if ((it > 1 && theta >= 1.0) || it >= opts_.max_iterations) return StepStatus::NewtonDiverged;
@@ -667,6 +758,15 @@ class GeometricRattle final : public Stepper {
   /// LU, or the minimum-norm solver where it is numerically singular.
   bool factor_jacobian(double h) {
     lu_valid_ = false;
+    if (sparse_) {
+      ++problem_.stats().lu_factorizations;
+      if (!sparse_->factor_shake(h)) return false;
+      min_norm_ = sparse_->shake_solver().rank_deficient();
+      if (min_norm_) note_rank(sparse_->shake_solver(), t_rank_);
+      lu_valid_ = true;
+      lu_h_ = h;
+      return true;
+    }
     RyW_.noalias() = Ry_ * W_;
     ZyW_.noalias() = Zy_ * W_;
     JF_.topLeftCorner(nw_, nw_) = Rw_;
@@ -690,7 +790,9 @@ class GeometricRattle final : public Stepper {
 
   /// du_ = JF^{-1} F_ with the factorization at hand.
   bool solve_correction() {
-    if (min_norm_)
+    if (sparse_)
+      sparse_->solve_shake(F_, du_);
+    else if (min_norm_)
       solver_.solve(F_, du_);
     else
       du_.noalias() = lu_.solve(F_);
@@ -700,7 +802,10 @@ class GeometricRattle final : public Stepper {
   /// Scaled size of the correction of the state: w, and y through W ds
   /// (dz_ = W ds).
   double correction_size(double weight) {
-    dz_.noalias() = W_ * du_.tail(m_);
+    if (sparse_)
+      sparse_->directions(du_.tail(m_), false, dz_);
+    else
+      dz_.noalias() = W_ * du_.tail(m_);
     // momentum-like and position-like unknowns, each relative to its own
     // size (the round-off floor of the weight is relative to |p|)
     double dp = 0.0, wp = 1.0, dq = 0.0, wq = 1.0;
@@ -732,6 +837,13 @@ class GeometricRattle final : public Stepper {
   static void record(double& stat, double value, const Mat& Dg, double zn) {
     RattleAcceptance::record_residual(stat, value, Dg, zn);
   }
+  /// record() with Dg(z_1) of the last evaluation (dense or sparse).
+  void record_end(double& stat, double value, double zn) {
+    if (sparse_)
+      RattleAcceptance::record_residual_norm(stat, value, sparse_->end_grad_norm(), zn);
+    else
+      record(stat, value, Dg1_, zn);
+  }
   bool constraints_violated(double g_bound, const ConstVecRef& z) const {
     return RattleAcceptance::constraints_violated(g_bound, z, opts_.tol);
   }
@@ -747,6 +859,7 @@ class GeometricRattle final : public Stepper {
   std::unique_ptr<ConstraintSet> g_;
   std::unique_ptr<FibreMap> fibre_;
   std::unique_ptr<BaseMethod> base_;
+  std::unique_ptr<SparseGeometricNewton> sparse_;  // null: dense matrices
   bool shake_;
   NewtonOptions opts_;
   int d_, n_, m_, nw_, nu_;

@@ -38,6 +38,32 @@ class ImplicitMidpointMap final : public BaseMethod {
     Zy.setZero();
   }
 
+  /// Rw = I - h/2 Df, Ry = -I - h/2 Df, Zw = I, Zy = 0 with
+  /// Df = [Hess(p-rows); -Hess(q-rows)], entry by entry.
+  bool sparse_jacobian(const SpMat& hess, SpMat& Rw, SpMat& Ry, SpMat& Zw, SpMat& Zy) override {
+    const int n = 2 * d_;
+    const double hh = 0.5 * h_;
+    for (int k = 0; k < n; ++k) {
+      tRw_.emplace_back(k, k, 1.0);
+      tRy_.emplace_back(k, k, -1.0);
+      tZw_.emplace_back(k, k, 1.0);
+    }
+    for (int j = 0; j < hess.outerSize(); ++j)
+      for (SpMat::InnerIterator it(hess, j); it; ++it) {
+        const int i = static_cast<int>(it.row());
+        const int r = i < d_ ? i + d_ : i - d_;  // the row of Df
+        const double df = i < d_ ? -it.value() : it.value();
+        tRw_.emplace_back(r, j, -hh * df);
+        tRy_.emplace_back(r, j, -hh * df);
+      }
+    assemble(tRw_, n, n, Rw);
+    assemble(tRy_, n, n, Ry);
+    assemble(tZw_, n, n, Zw);
+    Zy.resize(n, n);
+    Zy.setZero();
+    return true;
+  }
+
  private:
   Vec mid_, f_;
 };

@@ -30,9 +30,15 @@
 //
 // A sparse ConstraintGradFcn (HamiltonianProblem::set_sparse_constraint_grad)
 // takes SparseSeparableRattle on the separable path: O(nnz(G)) per step,
-// no dense m x d matrix.  The general path needs dense matrices: there a
-// sparse G is made dense, refused (odepkg:sparseGradient) above
-// kMaxDensifiedEntries entries.
+// no dense m x d matrix.  On the general path GeometricRattle keeps its
+// Newton systems sparse (SparseGeometricNewton): the SHAKE system in (w, s)
+// and the m x m RATTLE matrix -G H_pp G^T assembled on fixed patterns and
+// factorized by a sparse LU (COLAMD; analysed once per pattern, a numeric
+// factorization per refresh, reused across Newton iterations; rank
+// deficiency from its pivots, then a rank-revealing sparse QR).  The
+// Hessian of H comes sparse from a HamiltonianHessFcn returning a sparse
+// matrix; without one it is differenced densely (2d calls of f) while
+// 4 d^2 <= kMaxDensifiedEntries and refused above (odepkg:invalidOption).
 #ifndef ODEPKG_RATTLE_HPP
 #define ODEPKG_RATTLE_HPP
 
@@ -62,9 +68,8 @@ class Rattle final : public Stepper {
          NewtonOptions newton = NewtonOptions())
       : Stepper(problem),
         state_(problem, shake, newton) {
-    const bool sparse = problem.has_sparse_constraint_grad() && separable;
+    const bool sparse = problem.has_sparse_constraint_grad();
     if (!separable) {
-      problem.require_densifiable(std::string("RATTLE/SHAKE without option \"Explicit\" (a non-separable H)"));
       general_path_ = classical_instance(problem, shake, newton);
     } else if (sparse) {
       sparse_path_ = std::make_unique<SparseSeparableRattle>(state_);
@@ -128,6 +133,7 @@ class Rattle final : public Stepper {
     if (!state_.shake) return true;
     const int d = problem_.dim();
     if (sparse_path_) return sparse_path_->restrict_momenta(to.x.head(d), err.tail(d));
+    if (general_path_ && general_path_->sparse()) return general_path_->restrict_momenta(to.x.head(d), err.tail(d));
     if (errG_.rows() == 0) return true;
     if (general_path_) {
       if (!general_path_->constraints().grad(to.x, errDg_)) return false;
@@ -144,6 +150,9 @@ class Rattle final : public Stepper {
     return true;
   }
 
+  /// The constraint gradients stay sparse (either path).
+  bool sparse() const { return sparse_path_ || (general_path_ && general_path_->sparse()); }
+
   /// A rank-deficient multiplier system was met (warn once).
   bool rank_deficiency_seen() const {
     return general_path_ ? general_path_->rank_deficiency_seen() : state_.rank_seen;
@@ -155,7 +164,10 @@ class Rattle final : public Stepper {
   /// Whether the position multipliers of a rank-deficient system are the
   /// minimum-norm ones: on the dense paths; the sparse path's are one
   /// solution (its velocity multipliers are minimum-norm).
-  bool minimum_norm_position_multipliers() const { return !sparse_path_; }
+  bool minimum_norm_position_multipliers() const { return !sparse(); }
+  /// The velocity multipliers are minimum-norm: on the dense paths and the
+  /// separable sparse one; the general sparse path's are one solution.
+  bool minimum_norm_velocity_multipliers() const { return !(general_path_ && general_path_->sparse()); }
   /// Largest condition estimate of the multiplier systems met so far
   /// (infinite if an exactly singular one was met).
   double condition_estimate() const {

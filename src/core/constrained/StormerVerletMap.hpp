@@ -72,6 +72,45 @@ class StormerVerletMap final : public BaseMethod {
     Zy.setZero();
   }
 
+  /// The blocks of jacobian() entry by entry from the Hessian blocks
+  /// H_qq, H_qp, H_pq, H_pp (Dqq = H_pq, Dqp = H_pp, Dpq = -H_qq,
+  /// Dpp = -H_qp): O(nnz(hess) + d).
+  bool sparse_jacobian(const SpMat& hess, SpMat& Rw, SpMat& Ry, SpMat& Zw, SpMat& Zy) override {
+    const int d = d_;
+    const double hh = 0.5 * h_;
+    for (int k = 0; k < d; ++k) {
+      tRw_.emplace_back(k, k, 1.0);
+      tRw_.emplace_back(d + k, d + k, 1.0);
+      tRy_.emplace_back(k, d + k, -1.0);
+      tRy_.emplace_back(d + k, k, -1.0);
+      tZw_.emplace_back(k, d + k, 1.0);
+      tZw_.emplace_back(d + k, k, 1.0);
+    }
+    for (int j = 0; j < hess.outerSize(); ++j)
+      for (SpMat::InnerIterator it(hess, j); it; ++it) {
+        const int i = static_cast<int>(it.row());
+        const double v = it.value();
+        if (i < d && j < d) {  // H_qq
+          tRy_.emplace_back(i, j, hh * v);
+          tZw_.emplace_back(d + i, d + j, -hh * v);
+        } else if (i < d) {  // H_qp
+          tRw_.emplace_back(i, j - d, hh * v);
+          tZw_.emplace_back(d + i, j - d, -hh * v);
+        } else if (j < d) {  // H_pq
+          tRw_.emplace_back(i, d + j, -hh * v);
+          tRy_.emplace_back(i, j, -hh * v);
+        } else {  // H_pp
+          tRw_.emplace_back(i, j - d, -h_ * v);
+        }
+      }
+    assemble(tRw_, 2 * d, 2 * d, Rw);
+    assemble(tRy_, 2 * d, 2 * d, Ry);
+    assemble(tZw_, 2 * d, 2 * d, Zw);
+    Zy.resize(2 * d, 2 * d);
+    Zy.setZero();
+    return true;
+  }
+
  private:
   Vec xa_, xb_, fa_, fb_;
 };

@@ -1,0 +1,107 @@
+// SparseRankRevealingLU.hpp — a square sparse system A x = b on a fixed
+// pattern, for the Newton systems of the sparse geometric RATTLE/SHAKE
+// (SparseGeometricNewton): Eigen's supernodal SparseLU with the COLAMD
+// column ordering and partial pivoting.  These matrices are unsymmetric
+// (the SHAKE system [R_w, R_y W; Dg Z_w / h, 0]) or symmetric but
+// indefinite in general (the RATTLE matrix {g_i, {g_j, H}}), so a
+// Cholesky/LDL^T without pivoting is not safe for them; LU is.
+//
+// The symbolic analysis (COLAMD ordering, elimination tree) is done once per
+// pattern: the caller passes the version of the pattern (SparsePatternUnion)
+// and the analysis is repeated only when it changes; every compute() is one
+// numeric factorization, reused by any number of solve() calls.
+//
+// Rank deficiency (redundant constraints, singular configurations) shows as
+// a pivot of U tiny against the largest (|u_jj| <= tol max |u_jj|, the test
+// the dense GeometricRattle makes on its PartialPivLU), or as a zero pivot
+// that stops the factorization.  A is then factorized again by Eigen's
+// SparseQR (COLAMD, column pivoting by the threshold tol max_j |A e_j|),
+// rank-revealing: its solve gives a basic solution, not the minimum-norm
+// one, but for the consistent systems of RATTLE (a constraint listed twice)
+// the state correction W ds it yields is the same for every solution.
+#ifndef ODEPKG_CONSTRAINED_SPARSE_RANK_REVEALING_LU_HPP
+#define ODEPKG_CONSTRAINED_SPARSE_RANK_REVEALING_LU_HPP
+
+#include "Types.hpp"
+
+#include <Eigen/OrderingMethods>
+#include <Eigen/SparseLU>
+#include <Eigen/SparseQR>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace odepkg {
+
+class SparseRankRevealingLU {
+ public:
+  explicit SparseRankRevealingLU(double tol) : tol_(tol) {}
+
+  /// Factorizes A (compressed, on the pattern of `version`).  False if A is
+  /// not finite or not even the rank-revealing factorization succeeded.
+  bool compute(const SpMat& A, long version) {
+    const Eigen::Map<const Vec> values(A.valuePtr(), A.nonZeros());
+    if (!values.allFinite()) return false;
+    if (version != analysed_ || A.rows() != rows_) {
+      lu_.analyzePattern(A);
+      analysed_ = version;
+      rows_ = A.rows();
+    }
+    lu_.factorize(A);
+    use_qr_ = lu_.info() != Eigen::Success;
+    double big = 0.0, small = std::numeric_limits<double>::infinity();
+    if (!use_qr_) {
+      // the diagonal of U is stored in the supernodes of L (as Eigen's
+      // SparseLU::absDeterminant reads it)
+      const auto& L = lu_.matrixL().m_mapL;
+      for (Eigen::Index j = 0; j < A.cols(); ++j)
+        for (typename std::decay_t<decltype(L)>::InnerIterator it(L, j); it; ++it)
+          if (it.index() == j) {
+            big = std::max(big, std::abs(it.value()));
+            small = std::min(small, std::abs(it.value()));
+            break;
+          }
+      use_qr_ = !(small > tol_ * big);
+    }
+    if (!use_qr_) {
+      cond_ = big / small;
+      rank_deficient_ = false;
+      return true;
+    }
+    double colmax = 0.0;
+    for (Eigen::Index j = 0; j < A.cols(); ++j) colmax = std::max(colmax, A.col(j).norm());
+    qr_.setPivotThreshold(tol_ * colmax);
+    qr_.compute(A);
+    if (qr_.info() != Eigen::Success) return false;
+    rank_deficient_ = qr_.rank() < A.cols();
+    cond_ = rank_deficient_ ? std::numeric_limits<double>::infinity() : big / std::max(small, 1e-300);
+    return true;
+  }
+
+  /// x = A^{-1} b (a basic solution when A is rank-deficient).
+  void solve(const ConstVecRef& b, VecRef x) {
+    if (use_qr_)
+      x = qr_.solve(b);
+    else
+      x = lu_.solve(b);
+  }
+
+  bool rank_deficient() const { return rank_deficient_; }
+  /// max |u_jj| / min |u_jj| (infinite when rank-deficient): a cheap
+  /// estimate of the condition, as the dense path's from its pivots.
+  double condition_estimate() const { return cond_; }
+
+ private:
+  double tol_;
+  Eigen::SparseLU<SpMat, Eigen::COLAMDOrdering<int>> lu_;
+  Eigen::SparseQR<SpMat, Eigen::COLAMDOrdering<int>> qr_;
+  long analysed_ = -1;
+  Eigen::Index rows_ = -1;
+  bool use_qr_ = false, rank_deficient_ = false;
+  double cond_ = 1.0;
+};
+
+}  // namespace odepkg
+
+#endif
