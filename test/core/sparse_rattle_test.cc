@@ -50,6 +50,50 @@ TEST(SparseRattle, DenseAndSparseGiveTheSameTrajectory) {
   }
 }
 
+// The position Newton takes K_0 = G_0 W G_0^T, already factorized by the
+// last velocity system (no G_1, no factorization for the positions); where
+// it converges more slowly than S = G_1 W G_0^T would (a short chain, a
+// chain moving fast) S is taken for a while.  The trajectory is the dense
+// one up to round-off either way, with no more calls of g; on a long chain
+// released at rest K_0 serves almost every step.
+TEST(SparseRattle, SimplifiedNewtonAndItsFallBackToS) {
+  const int n = 400;
+  for (bool fast : {false, true}) {
+    Chain c;
+    c.N = 20;
+    const Vec x0 = fast ? c.zigzag(0.3, 0.9) : c.straight(0.0);
+    auto Pd = c.make(false), Ps = c.make(true);
+    Rattle rd(*Pd, true), rs(*Ps, true);
+    ASSERT_NE(rs.sparse_separable(), nullptr);
+    const auto yd = run(*Pd, rd, x0, 0.01, n), ys = run(*Ps, rs, x0, 0.01, n);
+    ASSERT_EQ(ys.size(), static_cast<size_t>(n));
+    const double diff = max_diff(ys, yd), scale = yd.back().lpNorm<Eigen::Infinity>();
+    std::printf("N = 20, %s, %d steps: |y_sparse - y_dense| = %.3g; position Newton with S in %ld steps; calls of G "
+                "%ld, of g %ld (dense path %ld)\n",
+                fast ? "zigzag" : "released at rest", n, diff, rs.sparse_separable()->exact_newton_solves(),
+                Ps->stats().constraint_grad_evals, Ps->stats().constraint_evals, Pd->stats().constraint_evals);
+    EXPECT_LE(diff, 1e-11 * scale);
+    EXPECT_LE(Ps->stats().constraint_grad_evals, n + 2);  // G_1 per step, G(q_0) once
+    EXPECT_LE(Ps->stats().constraint_evals, Pd->stats().constraint_evals + n / 20);
+  }
+  Chain c;
+  c.N = 1000;
+  const Vec x0 = c.straight(0.0);
+  auto P = c.make(true);
+  Rattle r(*P, true);
+  const auto y = run(*P, r, x0, 0.01, n);
+  ASSERT_EQ(y.size(), static_cast<size_t>(n));
+  const auto res = c.residuals(y.back());
+  const long exact = r.sparse_separable()->exact_newton_solves();
+  std::printf("N = 1000, released at rest, %d steps: position Newton with S in %ld steps; calls of g %.2f per step; "
+              "|g| %.2g, |G H_p| %.2g\n",
+              n, exact, P->stats().constraint_evals / double(n), res.first, res.second);
+  EXPECT_LT(exact, n / 4);
+  EXPECT_LE(P->stats().constraint_evals, 2.2 * n);
+  EXPECT_LE(res.first, 1e-12);
+  EXPECT_LE(res.second, 1e-12);
+}
+
 // Octave's sparse() drops exact zeros: a horizontal chain's vertical
 // components start as zeros, so the pattern grows after the first step;
 // the union of the patterns is kept and the results do not change.

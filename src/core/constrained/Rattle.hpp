@@ -153,6 +153,9 @@ class Rattle final : public Stepper {
   /// The constraint gradients stay sparse (either path).
   bool sparse() const { return sparse_path_ || (general_path_ && general_path_->sparse()); }
 
+  /// The separable path for a sparse G (null on the others).
+  const SparseSeparableRattle* sparse_separable() const { return sparse_path_.get(); }
+
   /// A rank-deficient multiplier system was met (warn once).
   bool rank_deficiency_seen() const {
     return general_path_ ? general_path_->rank_deficiency_seen() : state_.rank_seen;

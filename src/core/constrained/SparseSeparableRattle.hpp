@@ -13,6 +13,15 @@
 // diagonal model, learned after 8 steps from 3 calls of f) the position
 // Newton calls g only and M solves one linear system.
 //
+// Position Newton matrix: first the simplified one, K_0 = G_0 W G_0^T,
+// which the last step's velocity system has already factorized (no
+// factorization and no extrapolated G_1: one solve per iteration).  Its
+// contraction |I - K_0^+ S| = O(h |G_1 - G_0| / |G|) is measured on every
+// step (1e-4 to 2e-2 on a released chain at h = 1e-2); above
+// kSimplifiedRate, when Newton needs a third call of g, or fails, the next
+// kExactSteps steps take S itself (below), whose Newton converges
+// quadratically, and K_0 is tried again after them.
+//
 // Linear algebra (SparseGramSolver): K_1 = G_1 W G_1^T is symmetric
 // semidefinite and is factorized by a sparse LDL^T (symbolic analysis once
 // per run, the pattern of G being fixed).  The position matrix S is not
@@ -66,6 +75,20 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// converges as fast as the exact one from the guesses' distance (<= 1e-6
   /// relative after extrapolation): its second correction is negligible.
   static constexpr double kInnerTol = 1e-6;
+  /// Contraction of the simplified Newton (matrix K_0) above which S is
+  /// taken for the next kExactSteps steps: from extrapolated guesses
+  /// (within ~1e-6) two iterations at 1e-2 leave round-off, as Newton with
+  /// S does; at higher rates K_0 costs more calls of g than S saves.
+  static constexpr double kSimplifiedRate = 1e-2;
+  static constexpr int kExactSteps = 32;
+  /// Corrections (relative) below which their ratio is round-off, not a
+  /// contraction.
+  static constexpr double kRateFloor = 1e-12;
+
+  /// The next step's position Newton takes K_0 (false: S).
+  bool simplified_newton() const { return exact_steps_left_ == 0; }
+  /// Position Newton solves that took S (the others took K_0).
+  long exact_newton_solves() const { return exact_solves_; }
 
   explicit SparseSeparableRattle(RattleState& shared)
       : shared_(shared),
@@ -123,6 +146,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     have_last_ = false;
     have_tpp_ = false;
     S_tried_ = false;
+    exact_steps_left_ = 0;
     K_.invalidate();
   }
 
@@ -162,7 +186,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     ++st.newton_solves;
 
     bool ok = false;
-    double theta = 0.0;
+    double theta = 0.0, rate = 0.0;
     long it = 0;
     for (int attempt = 0; attempt < 2 && !ok; ++attempt) {
       const bool fresh = attempt == 1 || (!have_tpp_ && !extrap);
@@ -173,8 +197,9 @@ class SparseSeparableRattle : private RattleAcceptance {
       }
       if (!prepare_K(G0_, W_, from.t)) return StepStatus::NonFinite;
       const double weight = roundoff_weight(h, W_.lpNorm<Eigen::Infinity>(), q0, from.x.tail(d), opts_.tol);
-      bool have_S = false;
-      if (attempt == 0 && extrap) {
+      simplified_ = exact_steps_left_ == 0;
+      bool have_S = simplified_;  // G1e is needed for S only
+      if (!simplified_ && attempt == 0 && extrap) {
         extrapolate_G1(h);
         have_S = true;
       }
@@ -201,6 +226,8 @@ class SparseSeparableRattle : private RattleAcceptance {
         dp_.noalias() = G0_.transpose() * delta_;
         const double nd = weight * inf_norm(dp_) / std::max(1.0, inf_norm(ph_));
         if (!std::isfinite(nd)) break;
+        if (it > 0) theta = nd / prev;
+        if (it > 0 && nd > kRateFloor) rate = std::max(rate, theta);
         if (nd <= opts_.tol) {
           L_ += delta_;
           ph_ -= dp_;
@@ -211,7 +238,6 @@ class SparseSeparableRattle : private RattleAcceptance {
           ok = true;
           break;
         }
-        if (it > 0) theta = nd / prev;
         if ((it > 0 && theta >= 1.0) || it >= opts_.max_iterations) break;
         prev = nd;
         L_ += delta_;
@@ -222,7 +248,9 @@ class SparseSeparableRattle : private RattleAcceptance {
         ++st.newton_iterations;
       }
       shared_.finish(it);
-      if (!ok && fresh) break;
+      const bool was_simplified = simplified_;
+      judge_simplified(ok, rate, it);
+      if (!ok && fresh && !was_simplified) break;
     }
     if (!ok) {
       have_tpp_ = have_last_ = have_guess_ = false;
@@ -314,13 +342,14 @@ class SparseSeparableRattle : private RattleAcceptance {
     const double weight = roundoff_weight(h, velocity_.matrix_norm(), q0, from.x.tail(d), opts_.tol);
     if (!prepare_K(G0_, w, from.t)) return true;
     guess_L(s, h, extrap);
-    bool have_S = false;
-    if (extrap) {
+    simplified_ = exact_steps_left_ == 0;
+    bool have_S = simplified_;  // G1e is needed for S only
+    if (!simplified_ && extrap) {
       extrapolate_G1(h);
       have_S = true;
     }
     long it = 0;
-    double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0;
+    double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0, rate = 0.0;
     bool ok = false;
     u_.noalias() = G0_.transpose() * L_;  // then updated with L: u += G_0^T delta
     for (;;) {
@@ -340,6 +369,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       if (!std::isfinite(nd)) break;
       L_ += delta_;
       const double theta = it > 0 ? nd / prev : 1.0;
+      if (it > 0 && nd > kRateFloor) rate = std::max(rate, theta);
       const double eta = theta / (1.0 - theta);
       if (nd <= opts_.tol || (theta < 0.5 && eta * nd <= std::min(opts_.tol, kRoundoffLeft))) {
         ph_ -= dp_;
@@ -355,6 +385,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       ++st.newton_iterations;
     }
     shared_.finish(it);
+    judge_simplified(ok, rate, it);
     if (!ok) return false;
     if (constraints_violated(g_scale * inf_norm(gv_), q1_, opts_.tol)) {
       status = StepStatus::ConstraintsViolated;
@@ -433,6 +464,10 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// too small to matter (Newton's last); its first approximation is then
   /// taken as it is.
   void solve_S(const Vec& w, const Vec& r, Vec& x, double t, double negligible) {
+    if (simplified_) {  // the simplified Newton: K_0 itself
+      K_.solve(r, x);
+      return;
+    }
     // a banded S (a chain): factorized once per G1e, solved directly
     if (!S_tried_) {
       S_tried_ = true;
@@ -469,6 +504,17 @@ class SparseSeparableRattle : private RattleAcceptance {
       }
       if (converged || round == 1) return;
       if (!factor_K(G1e_, w, t)) return;  // K at q_1: contraction O(h) smaller
+    }
+  }
+
+  /// After a position Newton with K_0: S for the next kExactSteps steps if
+  /// it failed, contracted slowly or took a third call of g (Newton with S,
+  /// from its extrapolated G_1, needs two).
+  void judge_simplified(bool ok, double rate, long iterations) {
+    if (!simplified_) ++exact_solves_;
+    if (simplified_ && (!ok || rate > kSimplifiedRate || iterations >= 2)) {
+      exact_steps_left_ = kExactSteps;
+      simplified_ = false;
     }
   }
 
@@ -614,6 +660,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   }
 
   void remember_step(const ConstVecRef& q0, double h) {
+    if (exact_steps_left_ > 0) --exact_steps_left_;
     cache_q_[cache_next_] = q1_;  // G_1 moves into the cache (not needed after the step)
     cache_G_[cache_next_].swap(G1_);
     cache_ok_[cache_next_] = true;
@@ -657,6 +704,9 @@ class SparseSeparableRattle : private RattleAcceptance {
   SparseGramSolver err_;  ///< G G^T for SHAKE's error estimate
   SparseGramSolver S_;    ///< S = G1e W G_0^T, when banded (factor_product)
   bool S_tried_ = false;  ///< S_ was (tried to be) factorized for this G1e_ and W
+  bool simplified_ = true;     ///< this step's position Newton takes K_0 (else S)
+  int exact_steps_left_ = 0;   ///< steps still to take S (after a slow K_0)
+  long exact_solves_ = 0;
   SpMat G0_, G1_, G1e_, last_G0_, Gerr_;
   Vec G0_q_;              ///< the q_0 of G0_ (valid while have_G0_)
   bool have_G0_ = false;
