@@ -298,9 +298,10 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 %!endfunction
 %!test
 %! ## a sparse ConstraintGradFcn (hanging chain, N = 20 links) gives the
-%! ## trajectory of the same gradient returned full, to round-off, with the
-%! ## same calls of G but one (the sparse path's probe of the whole pattern,
-%! ## at a point near q0) and about as many of g
+%! ## trajectory of the same gradient returned full, to round-off, with at
+%! ## most one more call of G (the sparse path's probe of the whole pattern,
+%! ## at a point near q0; its position Newton with K_0 takes no G at the
+%! ## first step's guess) and about as many of g
 %! N = 20;  d = 2*N;  grav = repmat ([0; -1], N, 1);
 %! f = @(t, y) [y(d+1:end); grav];
 %! o = struct ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintFcn", @(q) chain_g (q, N),
@@ -310,7 +311,7 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 %! [t, yd, std, okd] = __odepkg_integrate__ ("rattle", f, [0 1], chain_y0 (N), o, {});
 %! assert (oks && okd);
 %! assert (ys, yd, 1e-11 * max (abs (yd(:))));
-%! assert (sts.nconstrgradevals, std.nconstrgradevals + 1);
+%! assert (sts.nconstrgradevals <= std.nconstrgradevals + 1);
 %! assert (abs (sts.nconstrevals - std.nconstrevals) <= 0.05 * std.nconstrevals);
 %! assert (norm (chain_g (ys(end, 1:d).', N), Inf) < 1e-13);
 %! assert (norm (chain_G (ys(end, 1:d).', N) * ys(end, d+1:end).', Inf) < 1e-13);
