@@ -42,10 +42,13 @@
 ## ordering is analysed once per pattern, and a step of a chain costs O(m)
 ## time and O(nnz (G)) memory, where a full G costs O(m^3) time and O(m d)
 ## memory.  It pays from about a hundred constraints; above a few hundred
-## the full path is slow (a chain of 1000 links: about 1 ms per step sparse,
-## 2.4 s full).
+## the full path is slow (a chain of 1000 links: about 0.3 to 0.6 ms per
+## step sparse, 2.4 s full).
 ## A chain's systems are tridiagonal: they are factorized in O(m) (a banded
-## LDL' and, for the nonsymmetric position Newton matrix, a banded LU).
+## LDL').  The position Newton reuses the factorization of the last step's
+## velocity system (a simplified Newton); only where that converges more
+## slowly than the exact Newton matrix G_1 W G_0' would, that nonsymmetric
+## matrix is factorized (a banded LU) for the next steps.
 ## The sparsity pattern must stay the same from call to call: entries that
 ## happen to be exactly zero may be left out (Octave's @code{sparse} drops
 ## them; the union of the patterns met is kept, and seeded by one extra call
