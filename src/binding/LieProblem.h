@@ -176,16 +176,6 @@ inline LieMass read_lie_mass(const OptionReader& r, const lie::LieGroup& group, 
 /// The core problem with the user's callbacks; lives as long as it does.
 class OctaveLieProblem {
  public:
-  OctaveLieProblem(std::unique_ptr<lie::LieGroup> group, const Mat& mass, const UserFunctions& u,
-                   const octave_value_list& extra, const std::string& who)
-      : f_(u.f, extra, who, "the force function F", true),
-        g_(u.g, extra, who, "ConstraintFcn", false),
-        G_(u.G, extra, who, "ConstraintGradFcn", false),
-        n_(group->dim()),
-        u_(u),
-        problem_(std::move(group), mass, force()) {
-    add_constraints();
-  }
   /// M as read by read_lie_mass.
   OctaveLieProblem(std::unique_ptr<lie::LieGroup> group, const LieMass& mass, const UserFunctions& u,
                    const octave_value_list& extra, const std::string& who)
