@@ -140,11 +140,13 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     // (odepkg:outputTooLarge), adaptive runs by the collector as they go.
     double expected_points = times.size ();
     if (s.integrator.fixed_step > 0 && times.size () == 2)
-      expected_points = 2 + std::abs (times(1) - times(0)) / s.integrator.fixed_step;
+      expected_points = 1 + Integrator::fixed_step_count (std::abs (times(1) - times(0)), s.integrator.fixed_step);
     check_output_size (expected_points, n, store, who);
     const bool counted = times.size () > 2 || s.integrator.fixed_step > 0;
     const std::size_t expected = counted ? static_cast<std::size_t> (std::min (expected_points, 1e7)) : 1024;
-    OutputCollector out (s, extra, expected, who, store, counted);
+    // sol.y from the store as it is (columns): written in place, no copy,
+    // unless SPVI's node output adds points
+    OutputCollector out (s, extra, expected, who, store, counted, columns && ! s.node_output);
     Observer* observer = &out;
     std::unique_ptr<SpectralNodeOutput> nodes;
     if (s.node_output)

@@ -55,6 +55,15 @@ class Integrator {
         controller_(stepper.order(), with_max_step(opts_)),
         points_{Point(problem_.state_size()), Point(problem_.state_size())},
         err_(problem_.state_size()) {}
+  /// Fixed steps of size |hs| over `span` (same sign): the last one
+  /// shortened to end exactly there; a step within 1e-9 steps of the end
+  /// is not taken.  NaN or >= 9e15 (t0 + i h no longer exact) for a span
+  /// that needs too many.
+  static double fixed_step_count(double span, double hs) {
+    const double steps = std::ceil(span / hs - 1e-9);
+    return steps < 1.0 ? 1.0 : steps;
+  }
+
   // cur_ and next_ point into points_: a copy would point into the original.
   Integrator(const Integrator&) = delete;
   Integrator& operator=(const Integrator&) = delete;
@@ -107,11 +116,11 @@ class Integrator {
         // steps of size h, the last one shortened to end exactly on target.
         const double span = target - cur_->t;
         const double hs = direction * opts_.fixed_step;
-        const double steps = std::ceil(span / hs - 1e-9);
+        const double steps = fixed_step_count(span, hs);
         if (!(steps < 9.0e15))  // beyond 2^53 the count (and t0 + i h) is not exact
           throw InputError("invalidInput", "TimeStepSize is too small for the time span (" +
                                                std::to_string(steps) + " steps)");
-        const long n = std::max(1L, static_cast<long>(steps));
+        const long n = static_cast<long>(steps);
         const double t_start = cur_->t;
         for (long i = 1; i <= n; ++i) {
           if (interrupt) interrupt();
