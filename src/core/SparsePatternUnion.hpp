@@ -57,6 +57,21 @@ class SparsePatternUnion {
            std::equal(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros(), b.innerIndexPtr());
   }
 
+  /// out = a + s (a - b): a linear extrapolation of sparse matrices (G or B
+  /// at the next point from the last two), on the values when a and b have
+  /// one structure (always, but after the pattern grew), else by Eigen's
+  /// sparse sum.
+  static void extrapolate(const SpMat& a, const SpMat& b, double s, SpMat& out) {
+    if (same_pattern(a, b)) {
+      out = a;
+      Eigen::Map<Vec> e(out.valuePtr(), out.nonZeros());
+      const Eigen::Map<const Vec> av(a.valuePtr(), a.nonZeros()), bv(b.valuePtr(), b.nonZeros());
+      e = av + s * (av - bv);
+    } else {
+      out = a + s * (a - b);
+    }
+  }
+
  private:
   /// G <- the entries of u on the union's structure (zeros elsewhere): a
   /// merge of each column's sorted row indices.  False if u has an entry

@@ -1,16 +1,19 @@
-// FixedSteps.hpp — n fixed steps of a stepper from x0 and the largest
-// difference of two such trajectories: the comparisons of the sparse
-// RATTLE tests (dense against sparse matrices, with and without a
-// redundant constraint).
+// FixedSteps.hpp — n fixed steps of a stepper from x0 (by hand, or through
+// the Integrator) and the largest difference of two such trajectories: the
+// comparisons of the sparse RATTLE and RATTLie tests (dense against sparse
+// matrices, with and without a redundant constraint).
 #ifndef ODEPKG_TEST_FIXED_STEPS_HPP
 #define ODEPKG_TEST_FIXED_STEPS_HPP
 
 #include "HamiltonianProblem.hpp"
 #include "Stepper.hpp"
+#include "loop/Integrator.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,6 +32,50 @@ inline std::vector<Vec> run(HamiltonianProblem& P, Stepper& r, const Vec& x0, do
     if (keep || i == n - 1) out.push_back(b.x);
     std::swap(a, b);
   }
+  return out;
+}
+
+/// A run through the Integrator: the output states, the problem's
+/// statistics, whether it completed and its message.
+struct IntegratedRun {
+  std::vector<Vec> y;
+  Stats stats;
+  bool ok = true;
+  std::string message;
+};
+
+/// `steps` fixed steps of h from y0 through the Integrator (its observer
+/// and its checks of each step); the states output (`keep` false: the last
+/// one only), `each` called on every one.  Any problem with stats().
+template <class Problem>
+IntegratedRun integrate_fixed(Problem& problem, Stepper& st, const Vec& y0, double h, long steps, bool keep = true,
+                              std::function<void(const Vec&)> each = nullptr) {
+  IntegratorOptions io;
+  io.fixed_step = h;
+  Integrator integ(st, io);
+  struct Keep : Observer {
+    bool keep = true;
+    std::function<void(const Vec&)> each;
+    std::vector<Vec> x;
+    bool operator()(double, const Vec& y) override {
+      if (each) each(y);
+      if (keep || x.empty())
+        x.push_back(y);
+      else
+        x.back() = y;
+      return true;
+    }
+  } rec;
+  rec.keep = keep;
+  rec.each = std::move(each);
+  Vec times(2);
+  times << 0.0, h * steps;
+  const IntegrationResult r = integ.run(times, y0, rec);
+  IntegratedRun out;
+  out.y = std::move(rec.x);
+  out.stats = problem.stats();
+  out.ok = r.outcome == IntegrationResult::Outcome::Completed;
+  out.message = r.message;
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "loop/Integrator.hpp"
 #include "constrained/Rattle.hpp"
+#include "FixedSteps.hpp"
 #include "LieTestProblems.hpp"
 #include "TestProblems.hpp"
 #include "lie/LieGroupFactory.hpp"
@@ -28,26 +29,11 @@ using test::HeavyTop;
 using test::quat_to_rot;
 using test::skew;
 
-struct RunResult {
-  std::vector<Vec> y;
-  Stats stats;
-  bool ok = true;
-};
+using RunResult = test::IntegratedRun;
 
 RunResult run_fixed(LieGroupProblem& lp, const Vec& y0, double h, long steps) {
   RattLie stepper(lp, NewtonOptions());
-  IntegratorOptions io;
-  io.fixed_step = h;
-  Integrator integ(stepper, io);
-  test::Recorder rec;
-  Vec times(2);
-  times << 0.0, h * steps;
-  const IntegrationResult r = integ.run(times, y0, rec);
-  RunResult out;
-  out.y = rec.x;
-  out.stats = lp.stats();
-  out.ok = r.outcome == IntegrationResult::Outcome::Completed;
-  return out;
+  return test::integrate_fixed(lp, stepper, y0, h, steps);
 }
 
 // Unconstrained heavy top about the fixed point on SO(3) or S³.

@@ -5,6 +5,7 @@
 #include "ConstraintProjection.hpp"
 #include "constrained/Rattle.hpp"
 #include "constrained/SparseGramSolver.hpp"
+#include "constrained/SparseRowView.hpp"
 #include "ChainProblem.hpp"
 #include "FixedSteps.hpp"
 #include "TestProblems.hpp"
@@ -284,6 +285,64 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
   EXPECT_TRUE(s.natural_ordering());
   s.solve(b, x);
   EXPECT_LE((K * x - b).lpNorm<Eigen::Infinity>(), 1e-13 * K.norm() * x.norm());
+  // a tridiagonal K (the chain's own, b = 1) with a pivot to drop: link 6's
+  // gradient scaled by 1e-9 (K_66 ~ 1e-18 of the rest), against the minimum-
+  // norm solution of the consistent system
+  Mat Gt = Gc;
+  Gt.row(6) *= 1e-9;
+  const SpMat Gts = Gt.sparseView();
+  ASSERT_TRUE(s.factor(Gts, w));
+  EXPECT_TRUE(s.natural_ordering());
+  EXPECT_TRUE(s.rank_deficient());
+  EXPECT_EQ(s.rank(), 11);
+  const Mat Kt = Gt * w.asDiagonal() * Gt.transpose();
+  const Vec bt = Kt * Vec::LinSpaced(12, 0.5, -0.5);
+  Vec xt(12);
+  s.solve(bt, xt);
+  const Vec xtmin = Kt.completeOrthogonalDecomposition().solve(bt);
+  EXPECT_LE((Kt * xt - bt).lpNorm<Eigen::Infinity>(), 1e-12 * bt.norm());
+  EXPECT_LE((Gt.transpose() * (xt - xtmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gt.transpose() * xtmin).norm());
+}
+
+// The row-major view of a compressed-column G (step_affine's G_1 v): y = G x
+// and |G|_inf against Eigen's, on a chain's G and on a random pattern; a new
+// structure under a new token (or none) is analysed again.
+TEST(SparseRowView, ProductAndNormAgreeWithEigen) {
+  Chain c;
+  c.N = 30;
+  const Vec q = c.zigzag(0.2, 1.1).head(c.d());
+  SpMat G;
+  c.G_sparse(q, G);
+  G.makeCompressed();
+  SparseRowView rv;
+  const Vec x = Vec::LinSpaced(c.d(), -1.0, 2.0);
+  Vec y(c.m());
+  rv.assign(G, 7);
+  double norm = rv.multiply(x.data(), y.data());
+  EXPECT_LE((y - G * x).lpNorm<Eigen::Infinity>(), 4 * kEps * (G * x).lpNorm<Eigen::Infinity>() + 1e-300);
+  EXPECT_NEAR(norm, Mat(G).cwiseAbs().rowwise().sum().maxCoeff(), 4 * kEps * norm);
+  // new values on the same structure, same token: only the values change
+  c.G_sparse(c.zigzag(0.5, 0.4).head(c.d()), G);
+  G.makeCompressed();
+  rv.assign(G, 7);
+  rv.multiply(x.data(), y.data());
+  EXPECT_LE((y - G * x).lpNorm<Eigen::Infinity>(), 4 * kEps * (G * x).lpNorm<Eigen::Infinity>());
+  // another structure (rows of random length, empty rows and columns)
+  std::srand(3);
+  std::vector<Eigen::Triplet<double>> t;
+  for (int k = 0; k < 200; ++k)
+    t.emplace_back(std::rand() % 17, std::rand() % 23, std::rand() / double(RAND_MAX) - 0.5);
+  SpMat R(20, 23);
+  R.setFromTriplets(t.begin(), t.end());
+  R.makeCompressed();
+  const Vec xr = Vec::LinSpaced(23, 1.0, -3.0);
+  Vec yr(20);
+  for (long token : {-1L, 8L}) {
+    rv.assign(R, token);
+    norm = rv.multiply(xr.data(), yr.data());
+    EXPECT_LE((yr - R * xr).lpNorm<Eigen::Infinity>(), 64 * kEps * Mat(R).cwiseAbs().sum());
+    EXPECT_NEAR(norm, Mat(R).cwiseAbs().rowwise().sum().maxCoeff(), 64 * kEps * norm);
+  }
 }
 
 // The position Newton matrix S = A W B^T (A = G(q_1), B = G(q_0): not
@@ -359,7 +418,9 @@ TEST(SparseGramSolver, BandedProductLU) {
     Vec x(S.rows());
     s.solve_product(r, x);
     EXPECT_LE((S * x - r).lpNorm<Eigen::Infinity>(), 1e-12 * S.norm() * std::max(1.0, x.norm()));
-    if (!consistent) EXPECT_LE((x - S.partialPivLu().solve(r)).norm(), 1e-10 * x.norm());
+    if (!consistent) {
+      EXPECT_LE((x - S.partialPivLu().solve(r)).norm(), 1e-10 * x.norm());
+    }
   };
   check(A, B, false);
   // pentadiagonal: G plus rows tying mass k to mass k + 2 (|x_{k+2} - x_k|^2)

@@ -7,6 +7,7 @@
 #include "EigenConfig.hpp"
 
 #include "LieChainProblem.hpp"
+#include "FixedSteps.hpp"
 #include "TestProblems.hpp"
 #include "composition/CompositionStepper.hpp"
 #include "lie/LieInitialData.hpp"
@@ -31,41 +32,8 @@ using test::RodChain;
 
 namespace {
 
-struct Traj {
-  std::vector<Vec> y;
-  Stats stats;
-  bool ok = true;
-  std::string message;
-};
-
-Traj integrate(LieGroupProblem& lp, Stepper& st, const Vec& y0, double h, long steps, bool keep = true,
-               std::function<void(const Vec&)> each = nullptr) {
-  IntegratorOptions io;
-  io.fixed_step = h;
-  Integrator integ(st, io);
-  struct Last : Observer {
-    bool keep;
-    std::function<void(const Vec&)> each;
-    std::vector<Vec> x;
-    bool operator()(double, const Vec& y) override {
-      if (each) each(y);
-      if (keep || x.empty()) x.push_back(y);
-      else x.back() = y;
-      return true;
-    }
-  } rec;
-  rec.keep = keep;
-  rec.each = std::move(each);
-  Vec times(2);
-  times << 0.0, h * steps;
-  const IntegrationResult r = integ.run(times, y0, rec);
-  Traj out;
-  out.y = rec.x;
-  out.stats = lp.stats();
-  out.ok = r.outcome == IntegrationResult::Outcome::Completed;
-  out.message = r.message;
-  return out;
-}
+using Traj = test::IntegratedRun;
+using test::integrate_fixed;
 
 Vec consistent_y0(LieGroupProblem& lp, const RodChain& c, bool hanging = false, double swing = 0.1) {
   Vec y = c.y0(hanging, swing);
@@ -127,7 +95,7 @@ TEST(SparseRattLie, SameTrajectoryAsTheDensePath) {
   EXPECT_LT((y0 - y0s).lpNorm<Eigen::Infinity>(), 1e-13);
   RattLie a(*dense, NewtonOptions());
   SparseRattLie b(*sparse, NewtonOptions());
-  const Traj ra = integrate(*dense, a, y0, 1e-2, 400), rb = integrate(*sparse, b, y0, 1e-2, 400);
+  const Traj ra = integrate_fixed(*dense, a, y0, 1e-2, 400), rb = integrate_fixed(*sparse, b, y0, 1e-2, 400);
   ASSERT_TRUE(ra.ok && rb.ok);
   double diff = 0;
   for (std::size_t k = 0; k < ra.y.size(); ++k) diff = std::max(diff, (ra.y[k] - rb.y[k]).lpNorm<Eigen::Infinity>());
@@ -153,7 +121,7 @@ TEST(SparseRattLie, EnergyWithoutDrift) {
   const long steps = 40000;
   std::vector<double> E;
   E.reserve(steps + 1);
-  const Traj r = integrate(*lp, st, y0, 2e-3, steps, false, [&](const Vec& y) { E.push_back(c.energy(y)); });
+  const Traj r = integrate_fixed(*lp, st, y0, 2e-3, steps, false, [&](const Vec& y) { E.push_back(c.energy(y)); });
   ASSERT_TRUE(r.ok) << r.message;
   std::vector<double> tenth(10, 0.0);
   for (std::size_t k = 0; k < E.size(); ++k) {
@@ -189,7 +157,7 @@ TEST(SparseRattLie, LongChainAtRoundOff) {
     qmax = std::max(qmax, y.head(c.nq()).lpNorm<Eigen::Infinity>());
   };
   const auto t0 = std::chrono::steady_clock::now();
-  const Traj r = integrate(*lp, st, y0, 2e-3, steps, false, each);
+  const Traj r = integrate_fixed(*lp, st, y0, 2e-3, steps, false, each);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(r.ok) << r.message;
   double dE = 0;
@@ -212,7 +180,7 @@ TEST(SparseRattLie, OrderTwoAgainstARefinedRun) {
     auto lp = c.problem(true);
     const Vec y0 = consistent_y0(*lp, c);
     SparseRattLie st(*lp, NewtonOptions());
-    const Traj r = integrate(*lp, st, y0, h, std::lround(T / h), false);
+    const Traj r = integrate_fixed(*lp, st, y0, h, std::lround(T / h), false);
     EXPECT_TRUE(r.ok);
     return r.y.back();
   };
@@ -234,7 +202,7 @@ TEST(SparseRattLie, TenThousandBodiesInLinearMemory) {
   const Vec y0 = consistent_y0(*lp, c, true, 0.001);  // the free end at 10 m/s
   SparseRattLie st(*lp, NewtonOptions());
   const auto t0 = std::chrono::steady_clock::now();
-  const Traj r = integrate(*lp, st, y0, 5e-4, 5, false);  // h ω = 0.5 at the top
+  const Traj r = integrate_fixed(*lp, st, y0, 5e-4, 5, false);  // h ω = 0.5 at the top
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(r.ok) << r.message;
   const long kb = peak_rss_kb();
@@ -268,7 +236,7 @@ TEST(SparseRattLie, RedundantConstraintsAreReportedAndHarmless) {
     B.setFromTriplets(t.begin(), t.end());
   });
   SparseRattLie a(*base, NewtonOptions()), b(lp, NewtonOptions());
-  const Traj ra = integrate(*base, a, y0, 1e-2, 100), rb = integrate(lp, b, y0, 1e-2, 100);
+  const Traj ra = integrate_fixed(*base, a, y0, 1e-2, 100), rb = integrate_fixed(lp, b, y0, 1e-2, 100);
   ASSERT_TRUE(ra.ok);
   ASSERT_TRUE(rb.ok) << rb.message;
   EXPECT_TRUE(b.rank_deficiency_seen());
@@ -302,7 +270,7 @@ TEST(SparseRattLie, VelocityDependentForceMatchesTheDensePath) {
   const Vec y0 = consistent_y0(*dense, c);
   RattLie a(*dense, NewtonOptions());
   SparseRattLie b(*sparse, NewtonOptions());
-  const Traj ra = integrate(*dense, a, y0, 1e-2, 200), rb = integrate(*sparse, b, y0, 1e-2, 200);
+  const Traj ra = integrate_fixed(*dense, a, y0, 1e-2, 200), rb = integrate_fixed(*sparse, b, y0, 1e-2, 200);
   ASSERT_TRUE(ra.ok && rb.ok);
   EXPECT_TRUE(a.velocity_dependent());
   EXPECT_TRUE(b.velocity_dependent());
@@ -322,7 +290,7 @@ TEST(SparseRattLie, CompositionOfOrderFour) {
   auto b = std::make_unique<SparseRattLie>(*sparse, NewtonOptions());
   CompositionStepper ca(std::move(a), *composition::find_composition("TripleJump4"));
   CompositionStepper cb(std::move(b), *composition::find_composition("TripleJump4"));
-  const Traj ra = integrate(*dense, ca, y0, 2e-2, 100), rb = integrate(*sparse, cb, y0, 2e-2, 100);
+  const Traj ra = integrate_fixed(*dense, ca, y0, 2e-2, 100), rb = integrate_fixed(*sparse, cb, y0, 2e-2, 100);
   ASSERT_TRUE(ra.ok && rb.ok);
   double diff = 0;
   for (std::size_t k = 0; k < ra.y.size(); ++k) diff = std::max(diff, (ra.y[k] - rb.y[k]).lpNorm<Eigen::Infinity>());

@@ -116,6 +116,9 @@ class Rattle final : public Stepper {
     if (sparse_path_) sparse_path_->check_claims(t, x, fx);
   }
 
+  /// The sparse separable path checks its result (in its last pass).
+  bool checks_finite_state() const override { return sparse_path_ != nullptr; }
+
   StepStatus step(Point& from, double h, Point& to) override {
     if (general_path_) return general_path_->step(from, h, to);
     if (sparse_path_) return sparse_path_->step(from, h, to);

@@ -444,6 +444,27 @@ class SparseGramSolver {
     const double drop = tol_ * kmax;
     rank_ = 0;
     double dmax = 0.0, kept_min = std::numeric_limits<double>::infinity(), dropped_max = 0.0;
+    if (b == 1) {  // tridiagonal (a chain): D_j = K_jj - K_j,j-1^2 / D_j-1, L(j+1, j) = K_j+1,j / D_j
+      bool* keep = keep_.data();
+      double lj = 0.0;  // L(j, j-1), 0 for j = 0
+      for (int j = 0; j < m; ++j) {
+        const double dj = K[2 * j] - (j > 0 ? lj * lj * D[j - 1] : 0.0);
+        D[j] = dj;
+        const bool kj = kmax > 0.0 && dj > drop;
+        keep[j] = kj;
+        const double inv = kj ? 1.0 / dj : 0.0;
+        Di[j] = inv;
+        if (j + 1 < m) Lp[j + 1] = lj = kj ? K[2 * j + 1] * inv : 0.0;
+        if (kj) {
+          ++rank_;
+          dmax = std::max(dmax, dj);
+          kept_min = std::min(kept_min, dj);
+        } else {
+          dropped_max = std::max(dropped_max, std::max(dj, 0.0));
+        }
+      }
+      return finish_rank(m, dmax, kept_min, dropped_max);
+    }
     for (int j = 0; j < m; ++j) {
       // L(i, k), i - b <= k < i, at Lp[i b + (i - 1 - k)]
       const double* lj = Lp + static_cast<Eigen::Index>(j) * b;

@@ -54,9 +54,11 @@
 #define ODEPKG_CONSTRAINED_SPARSE_SEPARABLE_RATTLE_HPP
 
 #include "Stepper.hpp"
+#include "constrained/AffineRattleSweeps.hpp"
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/RattleState.hpp"
 #include "constrained/SparseGramSolver.hpp"
+#include "constrained/SparseRowView.hpp"
 #include "unconstrained/AffineVelocity.hpp"
 #include "unconstrained/SeparabilityProbe.hpp"
 
@@ -128,6 +130,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     u_.resize(d);
     us_.resize(d);
     vtmp_.resize(d);
+    vel_.resize(d);
     W_ = Vec::Ones(d);
     dq_prev_ = Vec::Zero(d);
     rows_.resize(m);
@@ -179,8 +182,8 @@ class SparseSeparableRattle : private RattleAcceptance {
     if (!shared_.ensure_force(from, work_)) return StepStatus::NonFinite;
     const auto q0 = from.x.head(d);
     const double t1 = from.t + h;
-    if (!grad_at_q0(q0)) return StepStatus::NonFinite;
-    const bool extrap = have_last_ && (shared_.last_q1.array() == q0.array()).all();
+    const bool extrap = continues(q0);
+    if (!grad_at_q0(q0, extrap)) return StepStatus::NonFinite;
     const double s = have_guess_ ? h / shared_.h_prev : 0.0;
     pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
     ++st.newton_solves;
@@ -206,7 +209,8 @@ class SparseSeparableRattle : private RattleAcceptance {
       guess_L(s, h, extrap);
       ph_ = pbase_;
       ph_.noalias() -= G0_.transpose() * L_;
-      q1pred_ = q0 + s * dq_prev_;
+      q1pred_ = q0;
+      if (have_dq_) q1pred_ += s * dq_prev_;
       double prev = std::numeric_limits<double>::infinity();
       it = 0;
       for (;;) {
@@ -317,11 +321,13 @@ class SparseSeparableRattle : private RattleAcceptance {
     to.x.head(d) = q1_;
     to.x.tail(d) = p1_;
     if (!to.x.allFinite()) return StepStatus::NonFinite;
-    remember_step(q0, h);
+    remember_step(q0, q1_, h, extrap, true);
     return StepStatus::Success;
   }
 
   // ---- the quadratic-T step ------------------------------------------------
+  // The vector work in a few passes over the columns of G (AffineRattleSweeps);
+  // q_1 and p_{1/2} live in x2_ = [q_1; p_{1/2}], where f is called.
   bool step_affine(Point& from, double h, Point& to, StepStatus& status) {
     const int d = d_;
     Stats& st = problem_.stats();
@@ -329,57 +335,62 @@ class SparseSeparableRattle : private RattleAcceptance {
     if (!shared_.ensure_force(from, work_)) return true;
     const auto q0 = from.x.head(d);
     const double t1 = from.t + h;
-    if (!grad_at_q0(q0)) return true;
-    const bool extrap = have_last_ && (shared_.last_q1.array() == q0.array()).all();
+    const bool cont = continues(q0);
+    if (!grad_at_q0(q0, cont)) return true;
     const double s = have_guess_ ? h / shared_.h_prev : 0.0;
     const Vec& w = velocity_.diagonal();
+    const sweeps::Velocity vel{w.data(), velocity_.offset().data()};
     if (!have_model_weights_) {  // the model's W replaces the probed one
       K_.invalidate();
       have_model_weights_ = true;
     }
-    pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
-    vtmp_ = q0 + h * velocity_.predict(pbase_);  // q_1 at L = 0
-    const double weight = roundoff_weight(h, velocity_.matrix_norm(), q0, from.x.tail(d), opts_.tol);
     if (!prepare_K(G0_, w, from.t)) return true;
-    guess_L(s, h, extrap);
+    guess_L(s, h, cont);
     simplified_ = exact_steps_left_ == 0;
     bool have_S = simplified_;  // G1e is needed for S only
-    if (!simplified_ && extrap) {
+    if (!simplified_ && cont) {
       extrapolate_G1(h);
       have_S = true;
     }
+    double* q1 = x2_.data();
+    double* ph = x2_.data() + d;
+    const sweeps::Norms n0 = sweeps::start_positions(G0_, L_.data(), vel, h, from.x.data(), from.x.data() + d,
+                                                     from.force.data(), pbase_.data(), vtmp_.data(), u_.data(),
+                                                     q1, ph);
+    const double weight = roundoff_weight_of(h, velocity_.matrix_norm(), n0.first, n0.second, opts_.tol);
+    double phn = n0.third, q1n = 0.0;
     long it = 0;
     double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0, rate = 0.0;
     bool ok = false;
-    u_.noalias() = G0_.transpose() * L_;  // then updated with L: u += G_0^T delta
     for (;;) {
-      q1_ = vtmp_;
-      q1_.noalias() -= h * w.cwiseProduct(u_);
-      if (!problem_.constraint(q1_, gv_)) return true;
+      if (!problem_.constraint(x2_.head(d), gv_)) return true;
       if (!have_S) {
         S_tried_ = false;
-        if (!problem_.constraint_grad_sparse(q1_, G1e_)) return true;
+        if (!problem_.constraint_grad_sparse(x2_.head(d), G1e_)) return true;
         have_S = true;
       }
-      ph_ = pbase_ - u_;
-      solve_S(w, gv_, delta_, from.t, 1e-3 * opts_.tol * std::abs(h) * std::max(1.0, inf_norm(ph_)) / weight);
-      delta_ /= h;
-      dp_.noalias() = G0_.transpose() * delta_;
-      const double nd = weight * inf_norm(dp_) / std::max(1.0, inf_norm(ph_));
+      solve_S(w, gv_, delta_, from.t, 1e-3 * opts_.tol * std::abs(h) * std::max(1.0, phn) / weight);
+      const double ih = 1.0 / h;
+      for (int i = 0; i < m_; ++i) {
+        delta_(i) *= ih;
+        L_(i) += delta_(i);
+      }
+      const double ph_before = phn;
+      const sweeps::Norms c = sweeps::correct_positions(G0_, delta_.data(), vel, h, pbase_.data(), vtmp_.data(),
+                                                        u_.data(), q1, ph);
+      phn = c.second;
+      q1n = c.third;
+      const double nd = weight * c.first / std::max(1.0, ph_before);
       if (!std::isfinite(nd)) break;
-      L_ += delta_;
       const double theta = it > 0 ? nd / prev : 1.0;
       if (it > 0 && nd > kRateFloor) rate = std::max(rate, theta);
       const double eta = theta / (1.0 - theta);
       if (nd <= opts_.tol || (theta < 0.5 && eta * nd <= std::min(opts_.tol, kRoundoffLeft))) {
-        ph_ -= dp_;
-        q1_.noalias() -= h * w.cwiseProduct(dp_);
         if (nd > opts_.tol) g_scale = eta;
         ok = true;
         break;
       }
       if ((it > 0 && nd >= 0.5 * prev) || it >= opts_.max_iterations) break;
-      u_ += dp_;
       prev = nd;
       ++it;
       ++st.newton_iterations;
@@ -387,16 +398,14 @@ class SparseSeparableRattle : private RattleAcceptance {
     shared_.finish(it);
     judge_simplified(ok, rate, it);
     if (!ok) return false;
-    if (constraints_violated(g_scale * inf_norm(gv_), q1_, opts_.tol)) {
+    const double gn = g_scale * inf_norm(gv_);
+    if (!(gn <= std::sqrt(opts_.tol) * std::max(1.0, q1n))) {  // constraints_violated
       status = StepStatus::ConstraintsViolated;
       return true;
     }
     // 2. f at [q_1; p_{1/2}]: the force F_1 and a check of T_p(p_{1/2}).
-    x2_.head(d) = q1_;
-    x2_.tail(d) = ph_;
     if (!problem_.field(t1, x2_, work_)) return false;
-    velocity_.predict(ph_);
-    if (!velocity_.confirm(ph_, work_.head(d))) {
+    if (!velocity_.confirm_at(ph, work_.data())) {
       if (!velocity_.active()) {
         have_model_weights_ = false;
         have_tpp_ = false;
@@ -405,43 +414,52 @@ class SparseSeparableRattle : private RattleAcceptance {
       return false;
     }
     ++st.newton_solves;
-    F1_ = work_.tail(d);
-    if (!problem_.constraint_grad_sparse(q1_, G1_)) return true;
-    const double Gn = row_norm(G1_);
-    record_residual_norm(st.max_constraint_residual, g_scale * inf_norm(gv_), Gn, inf_norm(q1_));
-    pstar_ = ph_ + (0.5 * h) * F1_;
+    if (!problem_.constraint_grad_sparse(x2_.head(d), G1_)) return true;
     // 3. Velocity multipliers, linear for affine T_p: G_1 W G_1^T M = G_1 T_p(p*).
+    sweeps::half_kick(d, vel, h, ph, work_.data() + d, pstar_.data(), to.force.data(), vel_.data());
+    G1rows_.assign(G1_, pattern_token(G1_));
+    const double Gn = G1rows_.multiply(vel_.data(), hid_.data());
+    record_residual_norm(st.max_constraint_residual, gn, Gn, q1n);
+    double* p1 = to.x.data() + d;
+    double zero = 0.0;
     if (shake_) {
-      p1_ = pstar_;
-      hid_.noalias() = G1_ * velocity_.predict(p1_);
-      record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, velocity_.matrix_norm() * inf_norm(p1_));
+      record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, velocity_.matrix_norm() * inf_norm(pstar_));
+      to.x.head(d) = x2_.head(d);
+      to.x.tail(d) = pstar_;
+      zero = to.x.allFinite() ? 0.0 : 1.0;
     } else {
       if (!factor_K(G1_, w, from.t)) return true;
-      hid_.noalias() = G1_ * velocity_.predict(pstar_);
       K_.solve(hid_, M_);
-      p1_ = pstar_;
-      p1_.noalias() -= G1_.transpose() * M_;
-      hid_.noalias() = G1_ * velocity_.predict(p1_);
+      sweeps::Norms a =
+          sweeps::apply_velocity_multipliers(G1_, M_.data(), vel, pstar_.data(), p1, vel_.data(), q1, to.x.data());
+      G1rows_.multiply(vel_.data(), hid_.data());
+      zero = a.zero;
       // one step of iterative refinement when the solve left more than
       // round-off (ill-conditioned K, dropped pivots): O(nnz)
-      const double scale = Gn * velocity_.matrix_norm() * inf_norm(p1_);
+      const double scale = Gn * velocity_.matrix_norm() * a.first;
       if (inf_norm(hid_) > kRoundoffLeft * std::max(1.0, scale)) {
         K_.solve(hid_, delta_);
         M_ += delta_;
-        p1_.noalias() -= G1_.transpose() * delta_;
-        hid_.noalias() = G1_ * velocity_.predict(p1_);
+        a = sweeps::apply_velocity_multipliers(G1_, delta_.data(), vel, p1, p1, vel_.data(), nullptr, nullptr);
+        G1rows_.multiply(vel_.data(), hid_.data());
+        zero += a.zero;
       }
-      record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, velocity_.matrix_norm() * inf_norm(p1_));
+      record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, velocity_.matrix_norm() * a.first);
     }
-    to.force = F1_;
     to.has_force = true;
     to.t = t1;
-    to.x.head(d) = q1_;
-    to.x.tail(d) = p1_;
-    if (!to.x.allFinite()) return true;
-    remember_step(q0, h);
+    if (!(zero == 0.0)) return true;
+    remember_step(q0, x2_.head(d), h, cont, false);
     status = StepStatus::Success;
     return true;
+  }
+
+  /// RattleAcceptance::roundoff_weight from the norms |q|, |p|.
+  static double roundoff_weight_of(double h, double hpp, double qn, double pn, double tol) {
+    if (!(hpp > 0.0)) return 1.0;
+    const double floor =
+        4 * std::numeric_limits<double>::epsilon() * std::max(1.0, qn) / (std::abs(h) * hpp * std::max(1.0, pn));
+    return std::min(1.0, tol / (10.0 * floor));
   }
 
   // ---- linear algebra --------------------------------------------------------
@@ -567,15 +585,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// agree (always, but after the pattern of G grew).
   void extrapolate_G1(double h) {
     S_tried_ = false;
-    const double c = h / last_h_;
-    if (HamiltonianProblem::same_pattern(G0_, last_G0_)) {
-      G1e_ = G0_;
-      Eigen::Map<Vec> v(G1e_.valuePtr(), G1e_.nonZeros());
-      const Eigen::Map<const Vec> a(G0_.valuePtr(), G0_.nonZeros()), b(last_G0_.valuePtr(), last_G0_.nonZeros());
-      v = a + c * (a - b);
-    } else {
-      G1e_ = G0_ + c * (G0_ - last_G0_);
-    }
+    SparsePatternUnion::extrapolate(G0_, last_G0_, h / last_h_, G1e_);
   }
 
   void note_rank(double t) {
@@ -624,11 +634,26 @@ class SparseSeparableRattle : private RattleAcceptance {
     return rows_.size() ? rows_.maxCoeff() : 0.0;
   }
 
+  /// This step starts where the last accepted one ended (q_0 = its q_1):
+  /// the one comparison of q per step; the cache and the guesses use it.
+  bool continues(const ConstVecRef& q0) const {
+    return have_last_ && (shared_.last_q1.array() == q0.array()).all();
+  }
+
+  /// The key of cache entry i: the entry remember_step() wrote is keyed by
+  /// shared_.last_q1 itself (no copy) until a store() or the next step.
+  const Vec& key(int i) const { return i == implicit_key_ ? shared_.last_q1 : cache_q_[i]; }
+  /// The implicit key made explicit (before last_q1 or the entry changes).
+  void materialize_key() {
+    if (implicit_key_ >= 0 && cache_ok_[implicit_key_]) cache_q_[implicit_key_] = shared_.last_q1;
+    implicit_key_ = -1;
+  }
+
   /// G(q) from the small cache (keyed by q, compared exactly), else
   /// evaluated and stored.
   bool grad_at(const ConstVecRef& q, SpMat& G) {
     for (int i = 0; i < kCache; ++i)
-      if (cache_ok_[i] && (cache_q_[i].array() == q.array()).all()) {
+      if (cache_ok_[i] && (key(i).array() == q.array()).all()) {
         G = cache_G_[i];
         return true;
       }
@@ -638,45 +663,54 @@ class SparseSeparableRattle : private RattleAcceptance {
   }
   /// G_0 = G(q_0) into G0_: from the cache by a swap when it is the last
   /// step's G_1 (the entry is then moved out: a step from the same q_0
-  /// again, after a rejection, finds it in G0_ itself).
-  bool grad_at_q0(const ConstVecRef& q) {
-    if (have_G0_ && (G0_q_.array() == q.array()).all()) return true;
+  /// again, after a rejection, finds it in G0_ itself).  `cont`: q_0 is
+  /// shared_.last_q1 (continues()), compared already.
+  bool grad_at_q0(const ConstVecRef& q, bool cont) {
+    if (have_G0_ && (G0_at_last_q1_ ? cont : (G0_q_.array() == q.array()).all())) return true;
     const int last = (cache_next_ + kCache - 1) % kCache;
-    if (cache_ok_[last] && (cache_q_[last].array() == q.array()).all()) {
+    const bool hit = cache_ok_[last] && ((cont && last == implicit_key_) || (key(last).array() == q.array()).all());
+    if (hit) {
       G0_.swap(cache_G_[last]);
       cache_ok_[last] = false;
     } else if (!grad_at(q, G0_)) {
       return false;
     }
-    G0_q_ = q;
+    G0_at_last_q1_ = cont;  // last_q1 stays until the next accepted step
+    if (!cont) G0_q_ = q;
     have_G0_ = true;
     return true;
   }
   void store(const ConstVecRef& q, const SpMat& G) {
+    materialize_key();
     cache_q_[cache_next_] = q;
     cache_G_[cache_next_] = G;
     cache_ok_[cache_next_] = true;
     cache_next_ = (cache_next_ + 1) % kCache;
   }
 
-  void remember_step(const ConstVecRef& q0, double h) {
+  /// After an accepted step from q_0 to q_1: G_1 into the cache (keyed by
+  /// the new last_q1), the multiplier history for the guesses.  `cont`:
+  /// the step continued the last one (continues()); `separable`: it was
+  /// step_separable (dq_prev_ predicts its next q_1).
+  void remember_step(const ConstVecRef& q0, const ConstVecRef& q1, double h, bool cont, bool separable) {
     if (exact_steps_left_ > 0) --exact_steps_left_;
-    cache_q_[cache_next_] = q1_;  // G_1 moves into the cache (not needed after the step)
-    cache_G_[cache_next_].swap(G1_);
+    materialize_key();
+    cache_G_[cache_next_].swap(G1_);  // G_1 moves into the cache (not needed after the step)
     cache_ok_[cache_next_] = true;
+    implicit_key_ = cache_next_;
     cache_next_ = (cache_next_ + 1) % kCache;
-    const bool cont = have_last_ && (shared_.last_q1.array() == q0.array()).all() &&
-                      same_step(h, shared_.h_prev);
-    nL_ = cont ? std::min(nL_ + 1, 3) : 1;
-    Lprev3_ = Lprev2_;
-    Lprev2_ = Lprev_;
-    shared_.last_q1 = q1_;
+    nL_ = cont && same_step(h, shared_.h_prev) ? std::min(nL_ + 1, 3) : 1;
+    have_dq_ = separable;
+    if (separable) dq_prev_ = q1 - q0;
+    shared_.last_q1 = q1;
     last_G0_.swap(G0_);  // G_0 is not needed after the step
     have_G0_ = false;
     last_h_ = h;
     have_last_ = true;
-    Lprev_ = L_;
-    dq_prev_ = q1_ - q0;
+    // L_{-3} <- L_{-2} <- L_{-1} <- L by swaps (L_ is guessed anew)
+    Lprev3_.swap(Lprev2_);
+    Lprev2_.swap(Lprev_);
+    Lprev_.swap(L_);
     shared_.h_prev = h;
     have_guess_ = true;
   }
@@ -708,8 +742,12 @@ class SparseSeparableRattle : private RattleAcceptance {
   int exact_steps_left_ = 0;   ///< steps still to take S (after a slow K_0)
   long exact_solves_ = 0;
   SpMat G0_, G1_, G1e_, last_G0_, Gerr_;
-  Vec G0_q_;              ///< the q_0 of G0_ (valid while have_G0_)
+  SparseRowView G1rows_;  ///< G1_ by rows, for G_1 v (step_affine)
+  Vec G0_q_;              ///< the q_0 of G0_ (valid while have_G0_ and not G0_at_last_q1_)
   bool have_G0_ = false;
+  bool G0_at_last_q1_ = false;  ///< G0_ is G(shared_.last_q1)
+  int implicit_key_ = -1;       ///< the cache entry keyed by shared_.last_q1 (key())
+  bool have_dq_ = false;        ///< dq_prev_ is the last step's q_1 - q_0
   Vec cache_q_[kCache];
   SpMat cache_G_[kCache];
   bool cache_ok_[kCache] = {false, false, false};
@@ -717,7 +755,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   Vec work_, work2_, x2_, gv_;
   Vec L_, Lprev_, Lprev2_, Lprev3_, M_, delta_, hid_, r_, c_;
   int nL_ = 0;
-  Vec ph_, pbase_, q1_, q1pred_, Tp_, F1_, pstar_, p1_, dp_, u_, us_, vtmp_, W_, dq_prev_, rows_;
+  Vec ph_, pbase_, q1_, q1pred_, Tp_, F1_, pstar_, p1_, dp_, u_, us_, vtmp_, vel_, W_, dq_prev_, rows_;
   bool have_tpp_ = false, have_guess_ = false, have_last_ = false, have_model_weights_ = false;
   double last_h_ = 0.0;
   double last_rate_ = 1.0;  ///< contraction of the S-iteration measured last

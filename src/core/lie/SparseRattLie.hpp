@@ -109,16 +109,9 @@ class BlockSparseLieAlgebra {
   bool grad(const ConstVecRef& q, SpMat& B) { return lp_.constraint_grad_sparse(q, B); }
   void mass_apply(const ConstVecRef& v, VecRef out) const { M_.apply(v, out); }
   void mass_solve(const ConstVecRef& v, VecRef out) const { M_.solve(v, out); }
-  /// Bex = B_n + s (B_n − B_{n−1}), on the values when the patterns agree.
+  /// Bex = B_n + s (B_n − B_{n−1}).
   static void extrapolate(const SpMat& B0, const SpMat& Bprev, double s, SpMat& Bex) {
-    if (SparsePatternUnion::same_pattern(B0, Bprev)) {
-      Bex = B0;
-      Eigen::Map<Vec> e(Bex.valuePtr(), Bex.nonZeros());
-      const Eigen::Map<const Vec> a(B0.valuePtr(), B0.nonZeros()), b(Bprev.valuePtr(), Bprev.nonZeros());
-      e = a + s * (a - b);
-    } else {
-      Bex = B0 + s * (B0 - Bprev);
-    }
+    SparsePatternUnion::extrapolate(B0, Bprev, s, Bex);
   }
   static double max_abs(const SpMat& A) {
     return Eigen::Map<const Vec>(A.valuePtr(), A.nonZeros()).lpNorm<Eigen::Infinity>();

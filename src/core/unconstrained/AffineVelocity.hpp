@@ -125,12 +125,26 @@ class AffineVelocity {
       hp_max = std::max(hp_max, std::abs(hp_true[i]));
       miss = std::max(miss, std::abs(hp_true[i] - v[i]));
     }
-    if (!(zero == 0.0)) return false;
-    const double eps = std::numeric_limits<double>::epsilon();
-    const double scale = a_norm_ * p_max + b_norm_ + hp_max;
-    if (miss <= 1e3 * eps * scale) return true;
-    state_ = State::Off;
-    return false;
+    return judge(zero, p_max, hp_max, miss);
+  }
+  /// predict(p) and confirm(p, hp_true) in one pass (a diagonal A: the
+  /// prediction itself is not kept).
+  bool confirm_at(const double* p, const double* hp_true) {
+    if (!diagonal_) {
+      predict(p);
+      return confirm(p, hp_true);
+    }
+    const Eigen::Index d = v_.size();
+    const double* a = diag_.data();
+    const double* b = b_.data();
+    double zero = 0.0, p_max = 0.0, hp_max = 0.0, miss = 0.0;
+    for (Eigen::Index i = 0; i < d; ++i) {
+      zero += hp_true[i] * 0.0;
+      p_max = std::max(p_max, std::abs(p[i]));
+      hp_max = std::max(hp_max, std::abs(hp_true[i]));
+      miss = std::max(miss, std::abs(hp_true[i] - (a[i] * p[i] + b[i])));
+    }
+    return judge(zero, p_max, hp_max, miss);
   }
 
   /// out = A X for the learned A = T_pp (valid when active()); no
@@ -146,6 +160,8 @@ class AffineVelocity {
   bool is_diagonal() const { return diagonal_; }
   /// The diagonal of A (valid when active()).
   const Vec& diagonal() const { return diag_; }
+  /// b (valid when active()).
+  const Vec& offset() const { return b_; }
   /// |A|_inf, computed once when learned.
   double matrix_norm() const { return a_norm_; }
 
@@ -154,6 +170,17 @@ class AffineVelocity {
 
  private:
   enum class State { Waiting, Active, Off };
+
+  /// confirm()'s verdict from one pass's sums: a non-finite H_p says
+  /// nothing (false, model kept); a miss above round-off drops the model.
+  bool judge(double zero, double p_max, double hp_max, double miss) {
+    if (!(zero == 0.0)) return false;
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double scale = a_norm_ * p_max + b_norm_ + hp_max;
+    if (miss <= 1e3 * eps * scale) return true;
+    state_ = State::Off;
+    return false;
+  }
 
   /// A vector handed to predict/confirm must have d entries (a bug if not:
   /// thrown, as Eigen's own checks are, never read past the end).

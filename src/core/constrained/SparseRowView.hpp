@@ -1,0 +1,88 @@
+// SparseRowView.hpp — a row-major copy of a compressed-column G whose
+// structure is fixed: the structure and the permutation from G's values to
+// the rows' order once per structure, then one gather of the values per G.
+//
+// Why: y = G x over compressed columns scatters, y_i += G_ij x_j, and
+// consecutive columns of a chain's G add to the same rows, so each update
+// waits for the last one's store (measured: 11% of a 10^4-link RATTLE step
+// on one store instruction).  Over rows, each y_i is a private sum.
+#ifndef ODEPKG_CONSTRAINED_SPARSE_ROW_VIEW_HPP
+#define ODEPKG_CONSTRAINED_SPARSE_ROW_VIEW_HPP
+
+#include "Types.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace odepkg {
+
+class SparseRowView {
+ public:
+  /// Takes G's values; its structure is analysed again when `token` (a
+  /// version of G's structure, HamiltonianProblem's pattern version) is
+  /// negative or differs from the last one.
+  void assign(const SpMat& G, long token) {
+    if (token < 0 || token != token_ || !analysed_ || G.rows() != rows_ || G.cols() != cols_ ||
+        G.nonZeros() != static_cast<Eigen::Index>(perm_.size()))
+      analyse(G);
+    token_ = token;
+    const double* v = G.valuePtr();
+    const int* p = perm_.data();
+    double* out = val_.data();
+    for (std::size_t t = 0; t < perm_.size(); ++t) out[t] = v[p[t]];
+  }
+
+  /// y = G x; returns max_i sum_j |G_ij| (G's infinity norm).
+  double multiply(const double* x, double* y) const {
+    const int* start = start_.data();
+    const int* col = col_.data();
+    const double* v = val_.data();
+    double norm = 0.0;
+    for (Eigen::Index i = 0; i < rows_; ++i) {
+      double s = 0.0, a = 0.0;
+      for (int t = start[i]; t < start[i + 1]; ++t) {
+        s += v[t] * x[col[t]];
+        a += std::abs(v[t]);
+      }
+      y[i] = s;
+      norm = std::max(norm, a);
+    }
+    return norm;
+  }
+
+ private:
+  /// Counting sort of G's entries by row (columns stay ascending per row).
+  void analyse(const SpMat& G) {
+    if (!G.isCompressed()) throw EigenAssertion("SparseRowView: G must be compressed");
+    rows_ = G.rows();
+    cols_ = G.cols();
+    const Eigen::Index nnz = G.nonZeros();
+    start_.assign(static_cast<std::size_t>(rows_) + 1, 0);
+    const int* outer = G.outerIndexPtr();
+    const int* inner = G.innerIndexPtr();
+    for (Eigen::Index k = 0; k < nnz; ++k) ++start_[inner[k] + 1];
+    for (Eigen::Index i = 0; i < rows_; ++i) start_[i + 1] += start_[i];
+    std::vector<int> next(start_.begin(), start_.end() - 1);
+    perm_.resize(static_cast<std::size_t>(nnz));
+    col_.resize(static_cast<std::size_t>(nnz));
+    val_.resize(nnz);
+    for (Eigen::Index j = 0; j < cols_; ++j)
+      for (int k = outer[j]; k < outer[j + 1]; ++k) {
+        const int t = next[inner[k]]++;
+        perm_[t] = k;
+        col_[t] = static_cast<int>(j);
+      }
+    analysed_ = true;
+  }
+
+  bool analysed_ = false;
+  long token_ = -1;
+  Eigen::Index rows_ = 0, cols_ = 0;
+  std::vector<int> start_, col_, perm_;  ///< row starts, column of each entry, its position in G's values
+  Vec val_;
+};
+
+}  // namespace odepkg
+
+#endif
