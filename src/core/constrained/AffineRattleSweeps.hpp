@@ -25,24 +25,19 @@ struct Velocity {
   const double* b;
 };
 
-/// Maximum norms gathered by a sweep; `zero` is 0 when every value written
-/// is finite (x * 0 is NaN for an infinite or NaN x).
-struct Norms {
-  double first = 0.0, second = 0.0, third = 0.0, zero = 0.0;
-};
-
 /// The start of the position Newton: with c = h/2,
 ///   pbase = p0 + c F0,  vtmp = q0 + h T_p(pbase)   (p_{1/2}, q_1 at L = 0),
 ///   u = G0^T L,  q1 = vtmp - h w .* u,  ph = pbase - u.
-/// Returns |q0|, |p0|, |ph|.
-inline Norms start_positions(const SpMat& G0, const double* L, Velocity v, double h, const double* q0,
-                             const double* p0, const double* F0, double* pbase, double* vtmp, double* u,
-                             double* q1, double* ph) {
+/// (The sweeps keep no running maxima: a max over a loop is a chain of
+/// dependent instructions; the norms the step needs are taken after, by
+/// Eigen's vectorized reductions.)
+inline void start_positions(const SpMat& G0, const double* L, Velocity v, double h, const double* q0,
+                            const double* p0, const double* F0, double* pbase, double* vtmp, double* u, double* q1,
+                            double* ph) {
   const int* outer = G0.outerIndexPtr();
   const int* inner = G0.innerIndexPtr();
   const double* g = G0.valuePtr();
   const double c = 0.5 * h;
-  Norms n;
   for (int j = 0; j < G0.outerSize(); ++j) {
     double uj = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) uj += g[k] * L[inner[k]];
@@ -53,34 +48,32 @@ inline Norms start_positions(const SpMat& G0, const double* L, Velocity v, doubl
     u[j] = uj;
     q1[j] = vt - h * (v.w[j] * uj);
     ph[j] = pb - uj;
-    n.first = std::max(n.first, std::abs(q0[j]));
-    n.second = std::max(n.second, std::abs(p0[j]));
-    n.third = std::max(n.third, std::abs(ph[j]));
   }
-  return n;
 }
 
 /// A Newton correction of the position multipliers, L += delta:
 ///   dp = G0^T delta,  u += dp,  q1 = vtmp - h w .* u,  ph = pbase - u.
-/// Returns |dp|, |ph|, |q1|.
-inline Norms correct_positions(const SpMat& G0, const double* delta, Velocity v, double h, const double* pbase,
-                               const double* vtmp, double* u, double* q1, double* ph) {
+/// Returns |dp|_inf (the size of the correction).
+inline double correct_positions(const SpMat& G0, const double* delta, Velocity v, double h, const double* pbase,
+                                const double* vtmp, double* u, double* q1, double* ph) {
   const int* outer = G0.outerIndexPtr();
   const int* inner = G0.innerIndexPtr();
   const double* g = G0.valuePtr();
-  Norms n;
-  for (int j = 0; j < G0.outerSize(); ++j) {
+  double a0 = 0.0, a1 = 0.0;  // two chains of max: even and odd columns
+  const int n = G0.outerSize();
+  for (int j = 0; j < n; ++j) {
     double dp = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) dp += g[k] * delta[inner[k]];
     const double uj = u[j] + dp;
     u[j] = uj;
     q1[j] = vtmp[j] - h * (v.w[j] * uj);
     ph[j] = pbase[j] - uj;
-    n.first = std::max(n.first, std::abs(dp));
-    n.second = std::max(n.second, std::abs(ph[j]));
-    n.third = std::max(n.third, std::abs(q1[j]));
+    if (j & 1)
+      a1 = std::max(a1, std::abs(dp));
+    else
+      a0 = std::max(a0, std::abs(dp));
   }
-  return n;
+  return std::max(a0, a1);  // (a NaN is not seen here: the caller checks q1, ph)
 }
 
 /// The half kick at q_1 and the velocity it gives: with c = h/2,
@@ -104,27 +97,19 @@ inline void half_kick(Eigen::Index d, Velocity v, double h, const double* ph, co
 /// (G_1 vel, the hidden constraint, follows over G_1's rows), with q1
 /// copied to q_out alongside (the step's output state; pass null to skip).
 /// p1 may be pstar itself (each entry is read before it is written).
-/// Returns |p1|, and `zero` for q_out and p1.
-inline Norms apply_velocity_multipliers(const SpMat& G1, const double* M, Velocity v, const double* pstar,
-                                        double* p1, double* vel, const double* q1, double* q_out) {
+inline void apply_velocity_multipliers(const SpMat& G1, const double* M, Velocity v, const double* pstar,
+                                       double* p1, double* vel, const double* q1, double* q_out) {
   const int* outer = G1.outerIndexPtr();
   const int* inner = G1.innerIndexPtr();
   const double* g = G1.valuePtr();
-  Norms n;
   for (int j = 0; j < G1.outerSize(); ++j) {
     double s = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) s += g[k] * M[inner[k]];
     const double pj = pstar[j] - s;
     p1[j] = pj;
     vel[j] = v.w[j] * pj + v.b[j];
-    n.first = std::max(n.first, std::abs(pj));
-    n.zero += pj * 0.0;
-    if (q_out) {
-      q_out[j] = q1[j];
-      n.zero += q1[j] * 0.0;
-    }
+    if (q_out) q_out[j] = q1[j];
   }
-  return n;
 }
 
 }  // namespace odepkg::sweeps
