@@ -252,7 +252,7 @@ class HamiltonianProblem {
   bool constraint(const ConstVecRef& q, VecRef g) {
     ++stats_.constraint_evals;
     g_(q, g);
-    return g.allFinite();
+    return all_finite(g);
   }
 
   /// G(q) = dg/dq (m x d): analytic, or central differences of g (2d
@@ -302,8 +302,7 @@ class HamiltonianProblem {
     ++stats_.constraint_grad_evals;
     user_grad(q);
     pattern_.fit(user_G_, G);
-    const Eigen::Map<const Vec> v(G.valuePtr(), G.nonZeros());
-    return v.allFinite();
+    return all_finite(G.valuePtr(), G.nonZeros());
   }
 
   /// Grows the pattern by that of G at a point near q (q_i moved by

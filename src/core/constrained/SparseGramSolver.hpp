@@ -26,6 +26,7 @@
 #ifndef ODEPKG_CONSTRAINED_SPARSE_GRAM_SOLVER_HPP
 #define ODEPKG_CONSTRAINED_SPARSE_GRAM_SOLVER_HPP
 
+#include "Finite.hpp"
 #include "Types.hpp"
 
 #include <Eigen/Cholesky>
@@ -75,23 +76,25 @@ class SparseGramSolver {
     const double* gv = G.valuePtr();
     const int* outer = G.outerIndexPtr();
     if (natural_ && band_version_ == gram_version_) {
-      // banded K: its lower band summed directly from the products of each
-      // column's entries (row >= column only), no K_ in between
+      // banded K: each entry of its lower band summed from its own list of
+      // products w_k G_ak G_ck (gathered: no entry waits for the last
+      // update of another, as it would if the products were added column by
+      // column), no K_ in between
       valid_ = false;
       null_ready_ = false;
-      Kb_.setZero();
       double* kb = Kb_.data();
-      const int* slot = band_pos_.data();
+      const int* start = band_start_.data();
+      const int* pa = band_a_.data();
+      const int* pc = band_c_.data();
+      const int* pk = band_k_.data();
       const double* wp = w.data();
-      for (int k = 0; k < G.outerSize(); ++k) {
-        const double wk = wp[k];
-        for (int a = outer[k]; a < outer[k + 1]; ++a) {
-          const double ga = wk * gv[a];
-          for (int c = outer[k]; c < outer[k + 1]; ++c, ++slot)
-            if (*slot >= 0) kb[*slot] += ga * gv[c];
-        }
+      const int nslots = static_cast<int>(Kb_.size());
+      for (int slot = 0; slot < nslots; ++slot) {
+        double sum = 0.0;
+        for (int t = start[slot]; t < start[slot + 1]; ++t) sum += wp[pk[t]] * gv[pa[t]] * gv[pc[t]];
+        kb[slot] = sum;
       }
-      if (!Kb_.allFinite()) return false;
+      if (!all_finite(Kb_)) return false;
       return band_factor(false);
     }
     // K = sum over the columns k of G of w_k g_k g_k^T, into K's fixed
@@ -419,6 +422,29 @@ class SparseGramSolver {
     }
     band_version_ = gram_version_;
     Kb_.resize(static_cast<Eigen::Index>(m) * (b_ + 1));
+    // the products of each slot of the lower band, by slot (a counting
+    // sort of band_pos_): positions a, c in G's values and G's column k
+    const int nslots = static_cast<int>(Kb_.size());
+    band_start_.assign(static_cast<std::size_t>(nslots) + 1, 0);
+    for (const int slot : band_pos_)
+      if (slot >= 0) ++band_start_[slot + 1];
+    for (int slot = 0; slot < nslots; ++slot) band_start_[slot + 1] += band_start_[slot];
+    std::vector<int> next(band_start_.begin(), band_start_.end() - 1);
+    band_a_.resize(band_start_[nslots]);
+    band_c_.resize(band_start_[nslots]);
+    band_k_.resize(band_start_[nslots]);
+    const int* outer = Gpattern_.outerIndexPtr();
+    std::size_t t = 0;
+    for (int k = 0; k < Gpattern_.outerSize(); ++k)
+      for (int a = outer[k]; a < outer[k + 1]; ++a)
+        for (int c = outer[k]; c < outer[k + 1]; ++c, ++t) {
+          const int slot = band_pos_[t];
+          if (slot < 0) continue;
+          const int u = next[slot]++;
+          band_a_[u] = a;
+          band_c_[u] = c;
+          band_k_[u] = k;
+        }
     Lb_.resize(static_cast<Eigen::Index>(m) * std::max(b_, 1));
     Db_.resize(m);
     Dinv_.resize(m);
@@ -593,6 +619,7 @@ class SparseGramSolver {
   int b_ = 0;             ///< its bandwidth
   std::vector<int> band_src_, band_dst_;  ///< K's lower values -> slots of Kb_
   std::vector<int> band_pos_;             ///< products of gram_pattern -> slots of Kb_ (-1: upper)
+  std::vector<int> band_start_, band_a_, band_c_, band_k_;  ///< each slot's products (a, c in G's values, column k)
   long band_version_ = -1;                ///< the gram_version_ of band_pos_
   long token_ = -1;                       ///< the caller's token of Gpattern_
   Vec Kb_, Lb_, Db_, Dinv_;  ///< K's band, L's band, D, D^+ (0 for a dropped pivot)

@@ -386,7 +386,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       const double eta = theta / (1.0 - theta);
       if (nd <= opts_.tol || (theta < 0.5 && eta * nd <= std::min(opts_.tol, kRoundoffLeft))) {
         if (nd > opts_.tol) g_scale = eta;
-        ok = x2_.allFinite();  // a NaN correction is not seen by the max in the sweep
+        ok = all_finite(x2_);  // a NaN correction is not seen by the max in the sweep
         break;
       }
       if ((it > 0 && nd >= 0.5 * prev) || it >= opts_.max_iterations) break;
@@ -444,7 +444,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     }
     to.has_force = true;
     to.t = t1;
-    if (!to.x.allFinite()) return true;
+    if (!all_finite(to.x)) return true;
     remember_step(q0, x2_.head(d), h, cont, false);
     status = StepStatus::Success;
     return true;
