@@ -1,0 +1,123 @@
+// sparse_rattle_no_malloc_test.cc — "Must not allocate" (Stepper.hpp) for
+// the separable RATTLE and SHAKE with a sparse G (SparseSeparableRattle):
+// after the warm-up steps (the velocity model learned, the patterns
+// analysed), a step on the hanging chain makes no heap allocation outside
+// the user's functions, counted by a global operator new (CountingNew.hpp:
+// sparse matrices and std::vector) and EIGEN_RUNTIME_NO_MALLOC (Eigen's
+// dense objects; a dense allocation fails eigen_assert, which EigenConfig.hpp
+// turns into EigenAssertion).  The chain's functions run disarmed (its G is
+// built from triplets).
+#define EIGEN_RUNTIME_NO_MALLOC  // before Eigen is first included (EigenConfig.hpp)
+#include "EigenConfig.hpp"
+
+#include "ChainProblem.hpp"
+#include "CountingNew.hpp"
+#include "constrained/Rattle.hpp"
+
+#include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
+
+using namespace odepkg;
+using odepkg::test::Chain;
+
+namespace {
+
+/// In its scope both checks on (`armed`: the step) or off (a user
+/// function); `eigen` false: the count only.  The previous state restored
+/// after it.
+class Checks {
+ public:
+  explicit Checks(bool armed, bool eigen = true)
+      : paused_(test::g_count_paused.exchange(!armed)), eigen_(Eigen::internal::is_malloc_allowed()) {
+    Eigen::internal::set_is_malloc_allowed(!(armed && eigen));
+  }
+  ~Checks() {
+    test::g_count_paused = paused_;
+    Eigen::internal::set_is_malloc_allowed(eigen_);
+  }
+
+ private:
+  bool paused_, eigen_;
+};
+
+/// The chain with every user function disarmed.
+std::unique_ptr<HamiltonianProblem> chain_problem(const Chain& c) {
+  auto P = std::make_unique<HamiltonianProblem>(c.d(), [](double t, const ConstVecRef& x, VecRef dx) {
+    const Checks off(false);
+    Chain::field(t, x, dx);
+  });
+  P->set_constraints(
+      c.m(),
+      [c](const ConstVecRef& q, VecRef out) {
+        const Checks off(false);
+        c.g(q, out);
+      },
+      HamiltonianProblem::ConstraintGrad());
+  P->set_sparse_constraint_grad([c](const ConstVecRef& q, SpMat& G) {
+    const Checks off(false);
+    c.G_sparse(q, G);
+  });
+  return P;
+}
+
+/// Steps 1..n of h from x0 (the first `warmup` unarmed): the steps that
+/// allocated and the operator new calls in them.
+struct StepAllocations {
+  std::vector<int> steps;
+  long news = 0;
+  bool ok = true;
+};
+
+StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true) {
+  Chain c;
+  c.N = N;
+  c.prune = true;  // as Octave's sparse(): exact zeros dropped, the pattern grows as met
+  auto P = chain_problem(c);
+  const Vec x0 = c.zigzag(0.3, 0.8);
+  P->seed_sparse_pattern(x0.head(c.d()));
+  Rattle r(*P, true, shake);
+  Point a(P->state_size()), b(P->state_size());
+  a.set(0.0, x0);
+  StepAllocations out;
+  for (int i = 1; i <= n; ++i) {
+    const long before = test::operator_news();
+    StepStatus st;
+    {
+      const Checks on(i > warmup, eigen);
+      st = r.step(a, 0.01, b);
+    }
+    if (st != StepStatus::Success) {
+      out.ok = false;
+      break;
+    }
+    const long news = test::operator_news() - before;
+    if (i > warmup && news > 0) {
+      out.steps.push_back(i);
+      out.news += news;
+    }
+    std::swap(a, b);
+  }
+  return out;
+}
+
+TEST(SparseRattleNoMalloc, StepsAfterTheWarmUpDoNotAllocate) {
+  for (bool shake : {false, true}) {
+    const StepAllocations s = count(shake, 200, 120, 20);
+    EXPECT_TRUE(s.ok) << (shake ? "SHAKE" : "RATTLE");
+    EXPECT_TRUE(s.steps.empty()) << (shake ? "SHAKE" : "RATTLE") << ": " << s.news << " operator new calls in "
+                                 << s.steps.size() << " steps, the first at step "
+                                 << (s.steps.empty() ? 0 : s.steps.front());
+  }
+}
+
+// The counter sees the step's own allocations: the first steps (buffers
+// sized, patterns analysed) are counted (Eigen's check off: it would throw).
+TEST(SparseRattleNoMalloc, TheCounterSeesTheFirstSteps) {
+  const StepAllocations s = count(false, 50, 3, 0, false);
+  EXPECT_TRUE(s.ok);
+  EXPECT_FALSE(s.steps.empty());
+}
+
+}  // namespace
