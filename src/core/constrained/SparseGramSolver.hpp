@@ -468,8 +468,7 @@ class SparseGramSolver {
     double kmax = 0.0;
     for (int j = 0; j < m; ++j) kmax = std::max(kmax, K[j * w1]);
     const double drop = tol_ * kmax;
-    rank_ = 0;
-    double dmax = 0.0, kept_min = std::numeric_limits<double>::infinity(), dropped_max = 0.0;
+    PivotTally tally;
     if (b == 1) {  // tridiagonal (a chain): D_j = K_jj - K_j,j-1^2 / D_j-1, L(j+1, j) = K_j+1,j / D_j
       bool* keep = keep_.data();
       double lj = 0.0;  // L(j, j-1), 0 for j = 0
@@ -481,15 +480,9 @@ class SparseGramSolver {
         const double inv = kj ? 1.0 / dj : 0.0;
         Di[j] = inv;
         if (j + 1 < m) Lp[j + 1] = lj = kj ? K[2 * j + 1] * inv : 0.0;
-        if (kj) {
-          ++rank_;
-          dmax = std::max(dmax, dj);
-          kept_min = std::min(kept_min, dj);
-        } else {
-          dropped_max = std::max(dropped_max, std::max(dj, 0.0));
-        }
+        tally.add(kj, dj);
       }
-      return finish_rank(m, dmax, kept_min, dropped_max);
+      return finish_tally(m, tally);
     }
     for (int j = 0; j < m; ++j) {
       // L(i, k), i - b <= k < i, at Lp[i b + (i - 1 - k)]
@@ -511,15 +504,29 @@ class SparseGramSolver {
         for (int k = std::max(0, i - b); k < j; ++k) sij -= li[i - 1 - k] * lj[j - 1 - k] * D[k];
         li[i - 1 - j] = sij * Di[j];
       }
-      if (keep) {
-        ++rank_;
-        dmax = std::max(dmax, dj);
-        kept_min = std::min(kept_min, dj);
+      tally.add(keep, dj);
+    }
+    return finish_tally(m, tally);
+  }
+
+  /// The pivots met by band_factor: their number kept, the largest kept,
+  /// the smallest kept and the largest dropped (finish_rank's inputs).
+  struct PivotTally {
+    int rank = 0;
+    double dmax = 0.0, kept_min = std::numeric_limits<double>::infinity(), dropped_max = 0.0;
+    void add(bool kept, double d) {
+      if (kept) {
+        ++rank;
+        dmax = std::max(dmax, d);
+        kept_min = std::min(kept_min, d);
       } else {
-        dropped_max = std::max(dropped_max, std::max(dj, 0.0));
+        dropped_max = std::max(dropped_max, std::max(d, 0.0));
       }
     }
-    return finish_rank(m, dmax, kept_min, dropped_max);
+  };
+  bool finish_tally(Eigen::Index n, const PivotTally& t) {
+    rank_ = t.rank;
+    return finish_rank(n, t.dmax, t.kept_min, t.dropped_max);
   }
 
   /// x = L^{-T} D^+ L^{-1} rhs: forward substitution with the scaling by
