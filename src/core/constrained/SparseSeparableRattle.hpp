@@ -11,7 +11,9 @@
 // G_1 T_p(p_1) = 0, p_1 = p_{1/2} + h/2 F_1 - G_1^T M, Newton matrix
 // K_1 = G_1 W G_1^T; for quadratic T (AffineVelocity, here always its
 // diagonal model, learned after 8 steps from 3 calls of f) the position
-// Newton calls g only and M solves one linear system.
+// Newton calls g only and M solves one linear system; that step's vector
+// work is a few passes over the columns of G (AffineRattleSweeps.hpp) and
+// G_1 v goes over G_1's rows (SparseRowView.hpp).
 //
 // Position Newton matrix: first the simplified one, K_0 = G_0 W G_0^T,
 // which the last step's velocity system has already factorized (no
