@@ -246,62 +246,47 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
   const Mat Gd = Mat(G);
   const Mat K = Gd * w.asDiagonal() * Gd.transpose();
   EXPECT_LE((K * x - b).lpNorm<Eigen::Infinity>(), 1e-13 * K.norm() * x.norm());
+  // A rank-deficient G: factorized in the expected ordering (banded or
+  // AMD), its rank, and the solution of a consistent system against the
+  // minimum-norm one (the constraint force G^T x to 1e-12; x itself too
+  // where `min_norm_x`).
+  auto check_deficient = [&](const Mat& Gm, bool natural, int rank, bool min_norm_x) {
+    ASSERT_TRUE(s.factor(SpMat(Gm.sparseView()), w));
+    EXPECT_EQ(s.natural_ordering(), natural);
+    EXPECT_TRUE(s.rank_deficient());
+    EXPECT_EQ(s.rank(), rank);
+    const Mat Km = Gm * w.asDiagonal() * Gm.transpose();
+    const Vec bm = Km * Vec::LinSpaced(Km.rows(), 0.5, -0.5);  // consistent
+    Vec xm(Km.rows());
+    s.solve(bm, xm);
+    const Vec xmin = Km.completeOrthogonalDecomposition().solve(bm);
+    EXPECT_LE((Km * xm - bm).lpNorm<Eigen::Infinity>(), 1e-12 * bm.norm());
+    EXPECT_LE((Gm.transpose() * (xm - xmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gm.transpose() * xmin).norm());
+    if (min_norm_x) {
+      EXPECT_LE((xm - xmin).norm(), 1e-10 * xmin.norm());
+    }
+  };
+  // link 1 listed again as row 12, far from its original: AMD
   Chain cd = c;
   cd.duplicate = true;
-  cd.G_sparse(q, G);
-  ASSERT_TRUE(s.factor(G, w));
-  EXPECT_TRUE(s.rank_deficient());
-  EXPECT_EQ(s.rank(), 12);
-  const Mat Gdd = Mat(G);
-  const Mat Kd = Gdd * w.asDiagonal() * Gdd.transpose();
-  const Vec bd = Kd * Vec::LinSpaced(13, 0.5, -0.5);  // consistent
-  Vec xd(13);
-  s.solve(bd, xd);
-  const Vec xmin = Kd.completeOrthogonalDecomposition().solve(bd);
-  EXPECT_LE((Kd * xd - bd).lpNorm<Eigen::Infinity>(), 1e-12 * bd.norm());
-  EXPECT_LE((Gdd.transpose() * (xd - xmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gdd.transpose() * xmin).norm());
-  EXPECT_LE((xd - xmin).norm(), 1e-10 * xmin.norm());  // the minimum-norm solution itself
-  EXPECT_FALSE(s.natural_ordering());  // link 1 and its copy (row 12) are far apart: AMD
+  SpMat Gdup;
+  cd.G_sparse(q, Gdup);
+  check_deficient(Mat(Gdup), false, 12, true);
   // the same duplicate next to its original keeps K banded: the banded LDL^T
-  c.G_sparse(q, G);
   const Mat Gc = Mat(G);
   Mat Gb(13, 24);
   Gb << Gc.topRows(6), Gc.row(5), Gc.bottomRows(6);
-  const SpMat Gbs = Gb.sparseView();
-  ASSERT_TRUE(s.factor(Gbs, w));
-  EXPECT_TRUE(s.natural_ordering());
-  EXPECT_TRUE(s.rank_deficient());
-  EXPECT_EQ(s.rank(), 12);
-  const Mat Kb = Gb * w.asDiagonal() * Gb.transpose();
-  const Vec bb = Kb * Vec::LinSpaced(13, 0.5, -0.5);
-  Vec xb(13);
-  s.solve(bb, xb);
-  const Vec xbmin = Kb.completeOrthogonalDecomposition().solve(bb);
-  EXPECT_LE((Kb * xb - bb).lpNorm<Eigen::Infinity>(), 1e-12 * bb.norm());
-  EXPECT_LE((Gb.transpose() * (xb - xbmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gb.transpose() * xbmin).norm());
-  EXPECT_LE((xb - xbmin).norm(), 1e-10 * xbmin.norm());
-  // and the full-rank chain through the banded path against the dense solve
+  check_deficient(Gb, true, 12, true);
+  // the full-rank chain through the banded path against the dense solve
   ASSERT_TRUE(s.factor(G, w));
   EXPECT_TRUE(s.natural_ordering());
   s.solve(b, x);
   EXPECT_LE((K * x - b).lpNorm<Eigen::Infinity>(), 1e-13 * K.norm() * x.norm());
   // a tridiagonal K (the chain's own, b = 1) with a pivot to drop: link 6's
-  // gradient scaled by 1e-9 (K_66 ~ 1e-18 of the rest), against the minimum-
-  // norm solution of the consistent system
+  // gradient scaled by 1e-9 (K_66 ~ 1e-18 of the rest)
   Mat Gt = Gc;
   Gt.row(6) *= 1e-9;
-  const SpMat Gts = Gt.sparseView();
-  ASSERT_TRUE(s.factor(Gts, w));
-  EXPECT_TRUE(s.natural_ordering());
-  EXPECT_TRUE(s.rank_deficient());
-  EXPECT_EQ(s.rank(), 11);
-  const Mat Kt = Gt * w.asDiagonal() * Gt.transpose();
-  const Vec bt = Kt * Vec::LinSpaced(12, 0.5, -0.5);
-  Vec xt(12);
-  s.solve(bt, xt);
-  const Vec xtmin = Kt.completeOrthogonalDecomposition().solve(bt);
-  EXPECT_LE((Kt * xt - bt).lpNorm<Eigen::Infinity>(), 1e-12 * bt.norm());
-  EXPECT_LE((Gt.transpose() * (xt - xtmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gt.transpose() * xtmin).norm());
+  check_deficient(Gt, true, 11, false);
 }
 
 // The row-major view of a compressed-column G (step_affine's G_1 v): y = G x
