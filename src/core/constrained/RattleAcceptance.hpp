@@ -38,7 +38,11 @@ struct RattleAcceptance {
   /// pass; the step is rejected (adaptive) or the run ends with the partial
   /// solution (fixed steps), never returned as if constrained.
   static bool constraints_violated(double g_bound, const ConstVecRef& q, double tol) {
-    return !(g_bound <= std::sqrt(tol) * std::max(1.0, inf_norm(q)));
+    return constraints_violated_at_norm(g_bound, inf_norm(q), tol);
+  }
+  /// The same from qn = |q_1|_inf.
+  static bool constraints_violated_at_norm(double g_bound, double qn, double tol) {
+    return !(g_bound <= std::sqrt(tol) * std::max(1.0, qn));
   }
 
   /// g(q_1) = 0 fixes the multipliers and the normal part of p_{1/2} only up
@@ -48,9 +52,13 @@ struct RattleAcceptance {
   /// the weight is 1 for ordinary steps.
   static double roundoff_weight(double h, double hpp, const ConstVecRef& q, const ConstVecRef& p,
                                 double tol) {
+    return roundoff_weight_of_norms(h, hpp, inf_norm(q), inf_norm(p), tol);
+  }
+  /// The same from qn = |q|_inf and pn = |p|_inf.
+  static double roundoff_weight_of_norms(double h, double hpp, double qn, double pn, double tol) {
     if (!(hpp > 0.0)) return 1.0;
-    const double floor = 4 * std::numeric_limits<double>::epsilon() * std::max(1.0, inf_norm(q)) /
-                         (std::abs(h) * hpp * std::max(1.0, inf_norm(p)));
+    const double floor =
+        4 * std::numeric_limits<double>::epsilon() * std::max(1.0, qn) / (std::abs(h) * hpp * std::max(1.0, pn));
     return std::min(1.0, tol / (10.0 * floor));
   }
 };

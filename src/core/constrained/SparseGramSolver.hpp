@@ -413,20 +413,20 @@ class SparseGramSolver {
       }
     // the slot in Kb_ of each product of gram_pattern (pos_ order), -1 for
     // the upper triangle
-    band_pos_.resize(pos_.size());
+    std::vector<int> band_pos(pos_.size());
     for (size_t t = 0; t < pos_.size(); ++t) {
       const int p = pos_[t];
       const int j = column_of(p);
       const int i = K_.innerIndexPtr()[p];
-      band_pos_[t] = i >= j ? j * (b_ + 1) + (i - j) : -1;
+      band_pos[t] = i >= j ? j * (b_ + 1) + (i - j) : -1;
     }
     band_version_ = gram_version_;
     Kb_.resize(static_cast<Eigen::Index>(m) * (b_ + 1));
     // the products of each slot of the lower band, by slot (a counting
-    // sort of band_pos_): positions a, c in G's values and G's column k
+    // sort of band_pos): positions a, c in G's values and G's column k
     const int nslots = static_cast<int>(Kb_.size());
     band_start_.assign(static_cast<std::size_t>(nslots) + 1, 0);
-    for (const int slot : band_pos_)
+    for (const int slot : band_pos)
       if (slot >= 0) ++band_start_[slot + 1];
     for (int slot = 0; slot < nslots; ++slot) band_start_[slot + 1] += band_start_[slot];
     std::vector<int> next(band_start_.begin(), band_start_.end() - 1);
@@ -438,7 +438,7 @@ class SparseGramSolver {
     for (int k = 0; k < Gpattern_.outerSize(); ++k)
       for (int a = outer[k]; a < outer[k + 1]; ++a)
         for (int c = outer[k]; c < outer[k + 1]; ++c, ++t) {
-          const int slot = band_pos_[t];
+          const int slot = band_pos[t];
           if (slot < 0) continue;
           const int u = next[slot]++;
           band_a_[u] = a;
@@ -625,9 +625,8 @@ class SparseGramSolver {
   bool natural_ = false;  ///< K banded: factorized by band_factor in its own order
   int b_ = 0;             ///< its bandwidth
   std::vector<int> band_src_, band_dst_;  ///< K's lower values -> slots of Kb_
-  std::vector<int> band_pos_;             ///< products of gram_pattern -> slots of Kb_ (-1: upper)
   std::vector<int> band_start_, band_a_, band_c_, band_k_;  ///< each slot's products (a, c in G's values, column k)
-  long band_version_ = -1;                ///< the gram_version_ of band_pos_
+  long band_version_ = -1;                ///< the gram_version_ of the band's product lists
   long token_ = -1;                       ///< the caller's token of Gpattern_
   Vec Kb_, Lb_, Db_, Dinv_;  ///< K's band, L's band, D, D^+ (0 for a dropped pivot)
   Eigen::Array<bool, Eigen::Dynamic, 1> keep_;

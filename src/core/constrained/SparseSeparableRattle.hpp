@@ -358,8 +358,8 @@ class SparseSeparableRattle : private RattleAcceptance {
     double* ph = x2_.data() + d;
     sweeps::start_positions(G0_, L_.data(), vel, h, from.x.data(), from.x.data() + d, from.force.data(),
                             pbase_.data(), vtmp_.data(), u_.data(), q1, ph);
-    const double weight =
-        roundoff_weight_of(h, velocity_.matrix_norm(), inf_norm(from.x.head(d)), inf_norm(from.x.tail(d)), opts_.tol);
+    const double weight = roundoff_weight_of_norms(h, velocity_.matrix_norm(), inf_norm(from.x.head(d)),
+                                                   inf_norm(from.x.tail(d)), opts_.tol);
     // the scale of p in the corrections' test: |p_{1/2}| at the guess (the
     // corrections change it by round-off, relative)
     const double phn = inf_norm(x2_.tail(d));
@@ -401,7 +401,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     if (!ok) return false;
     const double gn = g_scale * inf_norm(gv_);
     const double q1n = inf_norm(x2_.head(d));
-    if (!(gn <= std::sqrt(opts_.tol) * std::max(1.0, q1n))) {  // constraints_violated
+    if (constraints_violated_at_norm(gn, q1n, opts_.tol)) {
       status = StepStatus::ConstraintsViolated;
       return true;
     }
@@ -434,14 +434,14 @@ class SparseSeparableRattle : private RattleAcceptance {
       G1rows_.multiply(vel_.data(), hid_.data());
       // one step of iterative refinement when the solve left more than
       // round-off (ill-conditioned K, dropped pivots): O(nnz)
-      const double scale = Gn * velocity_.matrix_norm() * inf_norm(to.x.tail(d));
-      if (inf_norm(hid_) > kRoundoffLeft * std::max(1.0, scale)) {
+      double hp_scale = velocity_.matrix_norm() * inf_norm(to.x.tail(d));  // |A| |p_1|
+      if (inf_norm(hid_) > kRoundoffLeft * std::max(1.0, Gn * hp_scale)) {
         K_.solve(hid_, delta_);
         M_ += delta_;
         sweeps::apply_velocity_multipliers(G1_, delta_.data(), vel, p1, p1, vel_.data(), nullptr, nullptr);
         G1rows_.multiply(vel_.data(), hid_.data());
+        hp_scale = velocity_.matrix_norm() * inf_norm(to.x.tail(d));
       }
-      const double hp_scale = velocity_.matrix_norm() * inf_norm(to.x.tail(d));
       record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, hp_scale);
     }
     to.has_force = true;
@@ -450,14 +450,6 @@ class SparseSeparableRattle : private RattleAcceptance {
     remember_step(q0, x2_.head(d), h, cont, false);
     status = StepStatus::Success;
     return true;
-  }
-
-  /// RattleAcceptance::roundoff_weight from the norms |q|, |p|.
-  static double roundoff_weight_of(double h, double hpp, double qn, double pn, double tol) {
-    if (!(hpp > 0.0)) return 1.0;
-    const double floor =
-        4 * std::numeric_limits<double>::epsilon() * std::max(1.0, qn) / (std::abs(h) * hpp * std::max(1.0, pn));
-    return std::min(1.0, tol / (10.0 * floor));
   }
 
   // ---- linear algebra --------------------------------------------------------
