@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <random>
 #include <vector>
 
 using namespace odepkg;
@@ -255,6 +256,7 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
     EXPECT_EQ(s.natural_ordering(), natural);
     EXPECT_TRUE(s.rank_deficient());
     EXPECT_EQ(s.rank(), rank);
+    EXPECT_FALSE(s.twisted());  // a dropped pivot: the one-sided LDL^T
     const Mat Km = Gm * w.asDiagonal() * Gm.transpose();
     const Vec bm = Km * Vec::LinSpaced(Km.rows(), 0.5, -0.5);  // consistent
     Vec xm(Km.rows());
@@ -280,6 +282,7 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
   // the full-rank chain through the banded path against the dense solve
   ASSERT_TRUE(s.factor(G, w));
   EXPECT_TRUE(s.natural_ordering());
+  EXPECT_TRUE(s.twisted());
   s.solve(b, x);
   EXPECT_LE((K * x - b).lpNorm<Eigen::Infinity>(), 1e-13 * K.norm() * x.norm());
   // a tridiagonal K (the chain's own, b = 1) with a pivot to drop: link 6's
@@ -287,6 +290,92 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
   Mat Gt = Gc;
   Gt.row(6) *= 1e-9;
   check_deficient(Gt, true, 11, false);
+}
+
+// A tridiagonal K (b = 1) is factorized from both ends (twisted_factor).
+// K = G diag(w) G^T of a random chain-shaped G (row i on columns i and
+// i + 1, |G_ii| in [1, 2], |G_i,i+1| <= 1/2: cond(K) <= 100), against a
+// dense LLT solve, and its condition estimate within [1, cond_2(K)] (each
+// pivot is 1 / (S^-1)_jj of a principal submatrix S of K, so in [lambda_min,
+// lambda_max]).  A pivot to drop (a zero row, or one scaled by 1e-9) at
+// either end, at the twist or next to it: the one-sided truncated LDL^T
+// instead, rank m - 1, a solution of the consistent system with the
+// minimum-norm constraint force (and x itself for the zero row).
+TEST(SparseGramSolver, TwistedTridiagonalFactorization) {
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  auto chain_G = [&](int m) {
+    std::vector<Eigen::Triplet<double>> t;
+    for (int i = 0; i < m; ++i) {
+      t.emplace_back(i, i, (u(gen) < 0.5 ? -1.0 : 1.0) * (1.0 + u(gen)));
+      t.emplace_back(i, i + 1, u(gen) - 0.5);
+    }
+    SpMat G(m, m + 1);
+    G.setFromTriplets(t.begin(), t.end());
+    G.makeCompressed();
+    return G;
+  };
+  auto random_vec = [&](int n, double lo, double hi) {
+    Vec v(n);
+    for (int i = 0; i < n; ++i) v(i) = lo + (hi - lo) * u(gen);
+    return v;
+  };
+  for (const int m : {1, 2, 3, 4, 7, 64, 1001}) {
+    const SpMat G = chain_G(m);
+    const Vec w = random_vec(m + 1, 0.5, 2.0);
+    SparseGramSolver s;
+    ASSERT_TRUE(s.factor(G, w));
+    EXPECT_TRUE(s.natural_ordering());
+    EXPECT_EQ(s.twisted(), m > 1) << "m " << m;  // a 1 x 1 K has bandwidth 0: the general banded loop
+    EXPECT_FALSE(s.rank_deficient());
+    EXPECT_EQ(s.rank(), m);
+    const Mat Gd = Mat(G);
+    const Mat K = Gd * w.asDiagonal() * Gd.transpose();
+    const Vec lambda = Eigen::SelfAdjointEigenSolver<Mat>(K, Eigen::EigenvaluesOnly).eigenvalues();
+    EXPECT_GE(s.condition_estimate(), 1.0);
+    EXPECT_LE(s.condition_estimate(), lambda.maxCoeff() / lambda.minCoeff() * (1.0 + 1e-12)) << "m " << m;
+    const Eigen::LLT<Mat> llt(K);
+    for (int r = 0; r < 3; ++r) {
+      const Vec b = random_vec(m, -1.0, 1.0);
+      const Vec xd = llt.solve(b);
+      Vec x = b;
+      s.solve(x, x);  // in place
+      EXPECT_LE((x - xd).norm(), 1e-12 * xd.norm()) << "m " << m;
+    }
+  }
+  const int m = 64;
+  const SpMat G0 = chain_G(m);
+  const Vec w = random_vec(m + 1, 0.5, 2.0);
+  SparseGramSolver s;
+  for (const int row : {0, 1, m / 2 - 1, m / 2, m / 2 + 1, m - 2, m - 1})
+    for (const double scale : {0.0, 1e-9}) {
+      Mat Gd = Mat(G0);
+      Gd.row(row) *= scale;
+      ASSERT_TRUE(s.factor(SpMat(Gd.sparseView()), w));
+      EXPECT_TRUE(s.natural_ordering());
+      EXPECT_FALSE(s.twisted()) << "row " << row << " scale " << scale;
+      EXPECT_TRUE(s.rank_deficient());
+      EXPECT_EQ(s.rank(), m - 1);
+      const Mat K = Gd * w.asDiagonal() * Gd.transpose();
+      const Vec b = K * random_vec(m, -1.0, 1.0);  // consistent
+      Vec x(m);
+      s.solve(b, x);
+      const Vec xmin = K.completeOrthogonalDecomposition().solve(b);
+      EXPECT_LE((K * x - b).lpNorm<Eigen::Infinity>(), 1e-12 * b.norm());
+      EXPECT_LE((Gd.transpose() * (x - xmin)).lpNorm<Eigen::Infinity>(), 1e-12 * (Gd.transpose() * xmin).norm());
+      if (scale == 0.0) {
+        EXPECT_LE((x - xmin).norm(), 1e-12 * xmin.norm()) << "row " << row;
+      }
+    }
+  // full rank again: the twisted factorization
+  ASSERT_TRUE(s.factor(G0, w));
+  EXPECT_TRUE(s.twisted());
+  const Mat Gd0 = Mat(G0);
+  const Mat K0 = Gd0 * w.asDiagonal() * Gd0.transpose();
+  const Vec b = random_vec(m, -1.0, 1.0);
+  Vec x(m);
+  s.solve(b, x);
+  EXPECT_LE((x - K0.llt().solve(b)).norm(), 1e-12 * x.norm());
 }
 
 // The row-major view of a compressed-column G (step_affine's G_1 v): y = G x

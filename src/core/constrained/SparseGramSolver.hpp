@@ -3,7 +3,8 @@
 // a sparse LDL^T factorization: Eigen's SimplicialLDLT with the fill-
 // reducing AMD ordering, or, for a K of bandwidth <= 8 (a chain's is
 // tridiagonal), a banded LDL^T in K's own order (O(m), no permutation,
-// sequential memory access).  Eigen's sparse modules are header-only: no
+// sequential memory access; a tridiagonal K of full rank factorized from
+// both ends at once, band_factor).  Eigen's sparse modules are header-only: no
 // library to link (SuiteSparse's CHOLMOD would need one, for supernodal
 // speed that matters only for K with much fill, not for chains or trees).
 //
@@ -82,6 +83,7 @@ class SparseGramSolver {
       // column), no K_ in between
       valid_ = false;
       null_ready_ = false;
+      twisted_ = false;
       double* kb = Kb_.data();
       const int* start = band_start_.data();
       const int* pa = band_a_.data();
@@ -276,11 +278,15 @@ class SparseGramSolver {
 
   /// The ordering in use: true for the natural one (a banded K).
   bool natural_ordering() const { return natural_; }
+  /// The factorization in use is the twisted one of a tridiagonal K
+  /// (band_factor; full rank), not a one-sided LDL^T.
+  bool twisted() const { return twisted_; }
 
  private:
   bool factor_K() {
     valid_ = false;
     null_ready_ = false;
+    twisted_ = false;
     const Eigen::Map<const Vec> v(K_.valuePtr(), K_.nonZeros());
     if (!v.allFinite()) return false;
     if (!analysed_ || !same_pattern(K_, Kpattern_)) {
@@ -398,6 +404,11 @@ class SparseGramSolver {
   // max_i K_ii is dropped as it is met: column j of L is set to 0 and
   // component j of the solution to 0 (the truncated LDL^T of the header),
   // so the later pivots are those of K without that direction.
+  //
+  // A tridiagonal K (b = 1, a chain) is first factorized from both ends
+  // (twisted_factor); only when that meets a pivot to drop is the one-sided
+  // loop run instead, so a rank-deficient K (and null_basis, which reads
+  // the one-sided L) is handled as by the one-sided LDL^T alone.
 
   void band_pattern(int band) {
     b_ = band;
@@ -469,6 +480,12 @@ class SparseGramSolver {
     for (int j = 0; j < m; ++j) kmax = std::max(kmax, K[j * w1]);
     const double drop = tol_ * kmax;
     PivotTally tally;
+    twisted_ = false;
+    if (b == 1 && kmax > 0.0 && twisted_factor(drop, tally)) {
+      twisted_ = true;
+      keep_.setConstant(true);
+      return finish_tally(m, tally);
+    }
     if (b == 1) {  // tridiagonal (a chain): D_j = K_jj - K_j,j-1^2 / D_j-1, L(j+1, j) = K_j+1,j / D_j
       bool* keep = keep_.data();
       double lj = 0.0;  // L(j, j-1), 0 for j = 0
@@ -529,9 +546,110 @@ class SparseGramSolver {
     return finish_rank(n, t.dmax, t.kept_min, t.dropped_max);
   }
 
+  /// The twisted ("burn at both ends") factorization of a tridiagonal K,
+  /// K = N diag(D) N^T with the twist at k = m/2 (van der Vorst, Parallel
+  /// Computing 5, 1987; Parlett, Dhillon, "Fernando's solution to
+  /// Wilkinson's problem", Linear Algebra Appl. 267, 1997):
+  ///   D_i = K_ii - K_i,i-1^2 / D_i-1   (i < k, top-down),
+  ///   D_j = K_jj - K_j+1,j^2 / D_j+1   (j > k, bottom-up),
+  ///   D_k = K_kk - K_k,k-1^2 / D_k-1 - K_k+1,k^2 / D_k+1,
+  /// N unit, N(i+1, i) = K_i+1,i / D_i (i < k) at Lb_[i + 1], N(j-1, j) =
+  /// K_j,j-1 / D_j (j > k) at Lb_[j].  The two recurrences run in one loop:
+  /// two independent chains of divisions, each of half the length of the
+  /// one-sided one.  False (the factor unusable) if a pivot is <= drop.
+  bool twisted_factor(double drop, PivotTally& tally) {
+    const int m = static_cast<int>(Db_.size()), k = m / 2, nb = m - 1 - k;  // k rows above, nb = k or k - 1 below
+    const double* K = Kb_.data();  // K_ii at K[2i], K_i+1,i at K[2i + 1]
+    double* N = Lb_.data();
+    double* D = Db_.data();
+    double* Di = Dinv_.data();
+    // K_i,i-1^2 / D_i-1 and K_j+1,j^2 / D_j+1 for the next i, j, as K^2 (1/D):
+    // one multiply after the division on each chain (an overflow of K^2
+    // gives a pivot -inf, hence the one-sided loop)
+    double pt = 0.0, pb = 0.0;
+    double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
+    bool ok = true;  // (a NaN pivot fails d > drop)
+    auto top = [&](int i) {
+      const double d = K[2 * i] - pt, inv = 1.0 / d, e = K[2 * i + 1], l = e * inv;
+      D[i] = d;
+      Di[i] = inv;
+      N[i + 1] = l;
+      pt = e * e * inv;
+      ok &= d > drop;
+      lo = std::min(lo, d);
+      hi = std::max(hi, d);
+    };
+    auto bottom = [&](int j) {
+      const double d = K[2 * j] - pb, inv = 1.0 / d, e = K[2 * j - 1], u = e * inv;
+      D[j] = d;
+      Di[j] = inv;
+      N[j] = u;
+      pb = e * e * inv;
+      ok &= d > drop;
+      lo = std::min(lo, d);
+      hi = std::max(hi, d);
+    };
+    for (int i = 0; i < nb; ++i) {
+      top(i);
+      bottom(m - 1 - i);
+    }
+    if (k > nb) top(k - 1);
+    const double dk = K[2 * k] - pt - pb;
+    D[k] = dk;
+    Di[k] = 1.0 / dk;
+    ok &= dk > drop;
+    if (!ok) return false;
+    tally.rank = m;
+    tally.dmax = std::max(hi, dk);
+    tally.kept_min = std::min(lo, dk);
+    return true;
+  }
+
+  /// x = N^{-T} D^{-1} N^{-1} x for the twisted factor: N y = x inward from
+  /// both ends (y_i = x_i - N(i, i-1) y_i-1, i < k; y_j = x_j - N(j, j+1)
+  /// y_j+1, j > k), the twist y_k = x_k - N(k, k-1) y_k-1 - N(k, k+1) y_k+1,
+  /// z = D^{-1} y, then N^T x = z outward from x_k = z_k (x_i = z_i -
+  /// N(i+1, i) x_i+1, x_j = z_j - N(j-1, j) x_j-1): each sweep two
+  /// independent recurrences in one loop.
+  void twisted_solve(double* x) const {
+    const int m = static_cast<int>(Db_.size()), k = m / 2, nb = m - 1 - k;
+    const double* N = Lb_.data();
+    const double* di = Dinv_.data();
+    double yt = 0.0, yb = 0.0;  // y_i-1, y_j+1
+    if (nb > 0) {
+      yt = x[0];
+      x[0] = yt * di[0];
+      yb = x[m - 1];
+      x[m - 1] = yb * di[m - 1];
+    }
+    for (int i = 1, j = m - 2; i < nb; ++i, --j) {
+      yt = x[i] - N[i] * yt;
+      x[i] = yt * di[i];
+      yb = x[j] - N[j + 1] * yb;
+      x[j] = yb * di[j];
+    }
+    if (k > nb) {  // the top's extra row k - 1
+      const int i = k - 1;
+      yt = i > 0 ? x[i] - N[i] * yt : x[i];
+      x[i] = yt * di[i];
+    }
+    double yk = x[k];
+    if (k > 0) yk -= N[k] * yt;
+    if (k < m - 1) yk -= N[k + 1] * yb;
+    const double xk = yk * di[k];
+    x[k] = xk;
+    double xt = xk, xb = xk;  // x_i+1, x_j-1
+    for (int i = k - 1, j = k + 1; j < m; --i, ++j) {
+      x[i] = xt = x[i] - N[i + 1] * xt;
+      x[j] = xb = x[j] - N[j] * xb;
+    }
+    if (k > nb) x[0] -= N[1] * xt;  // the top's extra row 0
+  }
+
   /// x = L^{-T} D^+ L^{-1} rhs: forward substitution with the scaling by
   /// D^+ (Dinv_, zero for a dropped pivot) fused into it, then the backward
-  /// one; a tridiagonal K (b = 1, a chain) in two tight recurrences.
+  /// one; a tridiagonal K (b = 1, a chain) in two tight recurrences, or by
+  /// twisted_solve when band_factor kept its twisted factorization.
   void band_solve(const ConstVecRef& rhs, VecRef x) {
     const int m = static_cast<int>(Db_.size()), b = b_;
     if (m == 0) return;
@@ -539,6 +657,10 @@ class SparseGramSolver {
     const double* Lp = Lb_.data();
     const double* di = Dinv_.data();
     double* xp = x.data();
+    if (twisted_) {
+      twisted_solve(xp);
+      return;
+    }
     if (b == 1) {  // L(i, i-1) at Lp[i]
       double y = xp[0];  // y_i = rhs_i - L(i, i-1) y_{i-1};  z_i = y_i / D_i
       xp[0] = y * di[0];
@@ -624,6 +746,7 @@ class SparseGramSolver {
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> amd_;
   bool natural_ = false;  ///< K banded: factorized by band_factor in its own order
   int b_ = 0;             ///< its bandwidth
+  bool twisted_ = false;  ///< Lb_, Db_, Dinv_ hold twisted_factor's N and D (b = 1, full rank), else L and D of LDL^T
   std::vector<int> band_src_, band_dst_;  ///< K's lower values -> slots of Kb_
   std::vector<int> band_start_, band_a_, band_c_, band_k_;  ///< each slot's products (a, c in G's values, column k)
   long band_version_ = -1;                ///< the gram_version_ of the band's product lists
