@@ -186,6 +186,7 @@ class OctaveLieProblem {
         u_(u),
         problem_(mass.is_dense ? lie::LieGroupProblem(std::move(group), mass.dense, force())
                                : lie::LieGroupProblem(std::move(group), mass.blocks, force())) {
+    raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(n_)));  // CallbackHeap.hpp
     add_constraints();
   }
   OctaveLieProblem(const OctaveLieProblem&) = delete;

@@ -5,6 +5,7 @@
 #define ODEPKG_BINDING_OCTAVE_CALLBACKS_H
 
 #include "EigenConfig.hpp"
+#include "CallbackHeap.hpp"
 #include "HamiltonianProblem.hpp"
 #include "constrained/ConstraintSet.hpp"
 #include "constrained/FibreMap.hpp"
@@ -215,6 +216,7 @@ class OctaveProblem {
         problem_(d, [this, d](double t, const ConstVecRef& x, VecRef dx) {
           dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, "column vector [dH/dp; -dH/dq]"), 2 * d);
         }) {
+    raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(d)));  // CallbackHeap.hpp
     if (u.hessian.is_defined())
       problem_.set_hessian([this, d](double t, const ConstVecRef& x, MatRef H) {
         H = Eigen::Map<const Mat>(hess_.call(t, x, 4 * d * d, "2d-by-2d matrix", 2 * d), 2 * d, 2 * d);

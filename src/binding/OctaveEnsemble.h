@@ -7,6 +7,7 @@
 #define ODEPKG_BINDING_OCTAVE_ENSEMBLE_H
 
 #include "EigenConfig.hpp"
+#include "CallbackHeap.hpp"
 #include "ensemble/EnsembleIntegrator.hpp"
 #include "ensemble/EnsembleProblem.hpp"
 
@@ -91,6 +92,7 @@ class OctaveEnsembleProblem {
           const double* r = f_.call(t, X, 2 * d, "matrix, one column [dH/dp; -dH/dq] per state");
           DX = Eigen::Map<const Mat>(r, 2 * d, X.cols());
         }) {
+    raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(d) * static_cast<std::size_t>(K)));
     if (m > 0) {
       ensemble::EnsembleProblem::ConstraintGrad grad;
       if (G.is_defined())

@@ -83,6 +83,11 @@ class SparsePatternUnion {
                                 std::equal(G.outerIndexPtr(), G.outerIndexPtr() + cols + 1, pattern_.outerIndexPtr()) &&
                                 std::equal(G.innerIndexPtr(), G.innerIndexPtr() + G.nonZeros(), pattern_.innerIndexPtr());
     if (!same_structure) G = pattern_;  // a copy: no allocation once the buffers are large enough
+    if (u.isCompressed() && u.rows() == G.rows() && u.cols() == cols && same_pattern(u, G)) {
+      // the usual case (the user's structure is the union): the values as they are
+      std::copy(u.valuePtr(), u.valuePtr() + u.nonZeros(), G.valuePtr());
+      return true;
+    }
     const int* po = G.outerIndexPtr();
     const int* pi = G.innerIndexPtr();
     double* pv = G.valuePtr();

@@ -9,6 +9,7 @@
 #ifndef ODEPKG_CONSTRAINED_CONSTRAINT_SET_HPP
 #define ODEPKG_CONSTRAINED_CONSTRAINT_SET_HPP
 
+#include "SameBits.hpp"
 #include "HamiltonianProblem.hpp"
 #include "SparsePatternUnion.hpp"
 #include "Types.hpp"
@@ -304,7 +305,7 @@ class HolonomicConstraints final : public ConstraintSet {
   /// keep q, so G(q_1) serves every iteration of RATTLE's slide onto M_H and,
   /// the output keeping q_1, the next step's start.
   bool grad(const ConstVecRef& y, MatRef Dg) override {
-    if (!have_G_ || !(Gq_.array() == y.head(d_).array()).all()) {
+    if (!have_G_ || !same_bits(Gq_, y.head(d_))) {
       have_G_ = false;
       G_.resize(m_, d_);
       if (!problem_.constraint_grad(y.head(d_), G_)) return false;

@@ -10,6 +10,7 @@
 #ifndef ODEPKG_CONSTRAINED_FIBRE_MAP_HPP
 #define ODEPKG_CONSTRAINED_FIBRE_MAP_HPP
 
+#include "SameBits.hpp"
 #include "Stats.hpp"
 #include "Types.hpp"
 #include "constrained/ConstraintSet.hpp"
@@ -37,7 +38,7 @@ class HolonomicFibre final : public FibreMap {
     // iteration slides along one fibre, q fixed).  A cache of its own:
     // HolonomicConstraints keeps one q too, and the step alternates q_0 and
     // q_1 between the two (without this one, 4 calls of G per step, not 3)
-    if (!have_ || !(q_.array() == z.head(d).array()).all()) {
+    if (!have_ || !same_bits(q_, z.head(d))) {
       Dg_.resize(g_.count(), 2 * d);  // on first use (no allocation after)
       if (!g_.grad(z, Dg_)) return false;
       q_ = z.head(d);

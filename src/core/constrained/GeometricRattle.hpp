@@ -27,6 +27,7 @@
 #ifndef ODEPKG_CONSTRAINED_GEOMETRIC_RATTLE_HPP
 #define ODEPKG_CONSTRAINED_GEOMETRIC_RATTLE_HPP
 
+#include "SameBits.hpp"
 #include "ConstraintProjection.hpp"
 #include "NewtonSolver.hpp"
 #include "Stepper.hpp"
@@ -300,7 +301,7 @@ class GeometricRattle final : public Stepper {
     // Guess: along equal steps w, s and sigma are smooth in the step index:
     // extrapolate the last three (O(h^3)) or two; otherwise the last step's
     // increment and multipliers scaled by h/h_prev; else explicit Euler.
-    const bool cont = have_inc_ && (last_z1_.array() == z0.array()).all();
+    const bool cont = have_inc_ && same_bits(last_z1_, z0);
     base_->anchor(z0, anchor_);
     if (cont && chain_ >= 3 && same_step(h, h_prev_)) {
       w_ = 3.0 * (wh_[0] - wh_[1]) + wh_[2];

@@ -4,6 +4,7 @@
 #ifndef ODEPKG_CONSTRAINED_RATTLE_GRADIENT_CACHE_HPP
 #define ODEPKG_CONSTRAINED_RATTLE_GRADIENT_CACHE_HPP
 
+#include "SameBits.hpp"
 #include "HamiltonianProblem.hpp"
 #include "Types.hpp"
 
@@ -26,7 +27,7 @@ class RattleGradientCache {
   /// stored.
   bool grad_at(const ConstVecRef& q, MatRef G) {
     for (int i = 0; i < kSize; ++i)
-      if (ok_[i] && (q_[i].array() == q.array()).all()) {
+      if (ok_[i] && same_bits(q_[i], q)) {
         G = G_[i];
         return true;
       }

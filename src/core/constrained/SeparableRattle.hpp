@@ -23,6 +23,7 @@
 #ifndef ODEPKG_CONSTRAINED_SEPARABLE_RATTLE_HPP
 #define ODEPKG_CONSTRAINED_SEPARABLE_RATTLE_HPP
 
+#include "SameBits.hpp"
 #include "unconstrained/AffineVelocity.hpp"
 #include "ConstraintProjection.hpp"
 #include "unconstrained/SeparabilityProbe.hpp"
@@ -113,7 +114,7 @@ class SeparableRattle : private RattleAcceptance {
     const double t1 = from.t + h;
     if (!shared_.grads.grad_at(q0, G0_)) return StepStatus::NonFinite;
     // G(q_1) ~ G_0 + h/h_last (G_0 - G_{-1}) when this step continues the last.
-    const bool extrap = have_last_ && (shared_.last_q1.array() == q0.array()).all();
+    const bool extrap = have_last_ && same_bits(shared_.last_q1, q0);
     const double s = have_guess_ ? h / shared_.h_prev : 0.0;
     pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
     ++st.newton_solves;
@@ -271,7 +272,7 @@ class SeparableRattle : private RattleAcceptance {
   /// from q0 of size h (q1_, G1_, G0_, L_ belong to it).
   void remember_step(const ConstVecRef& q0, double h) {
     shared_.grads.store(q1_, G1_);
-    const bool cont = have_last_ && (shared_.last_q1.array() == q0.array()).all() &&
+    const bool cont = have_last_ && same_bits(shared_.last_q1, q0) &&
                       same_step(h, shared_.h_prev);
     nL_ = cont ? std::min(nL_ + 1, 3) : 1;
     Lprev3_ = Lprev2_;
@@ -310,7 +311,7 @@ class SeparableRattle : private RattleAcceptance {
     const auto q0 = from.x.head(d);
     const double t1 = from.t + h;
     if (!shared_.grads.grad_at(q0, G0_)) return true;
-    const bool extrap = have_last_ && (shared_.last_q1.array() == q0.array()).all();
+    const bool extrap = have_last_ && same_bits(shared_.last_q1, q0);
     const double s = have_guess_ ? h / shared_.h_prev : 0.0;
     pbase_ = from.x.tail(d) + (0.5 * h) * from.force;
     vtmp_ = q0 + h * velocity_.predict(pbase_);  // q_1 at L = 0

@@ -24,6 +24,7 @@
 #ifndef ODEPKG_CONSTRAINED_SPARSE_GEOMETRIC_NEWTON_HPP
 #define ODEPKG_CONSTRAINED_SPARSE_GEOMETRIC_NEWTON_HPP
 
+#include "SameBits.hpp"
 #include "HamiltonianProblem.hpp"
 #include "SparsePatternUnion.hpp"
 #include "Types.hpp"
@@ -224,11 +225,11 @@ class SparseGeometricNewton {
  private:
   /// Dg at z (key: the part of z it depends on) into G, cached by key.
   bool grad_at(const ConstVecRef& key, const ConstVecRef& z, SpMat& G, Vec& gkey, bool& have) {
-    if (have && (gkey.array() == key.array()).all()) return true;
+    if (have && same_bits(gkey, key)) return true;
     // the other end's Dg at this point (a step starting where the last ended)
     const bool other_is_0 = &G == &Dg1_;
     const Vec& okey = other_is_0 ? z0_ : z1_;
-    if ((other_is_0 ? have0_ : have1_) && (okey.array() == key.array()).all()) {
+    if ((other_is_0 ? have0_ : have1_) && same_bits(okey, key)) {
       G = other_is_0 ? Dg0_ : Dg1_;
     } else {
       have = false;

@@ -55,6 +55,7 @@
 #ifndef ODEPKG_CONSTRAINED_SPARSE_SEPARABLE_RATTLE_HPP
 #define ODEPKG_CONSTRAINED_SPARSE_SEPARABLE_RATTLE_HPP
 
+#include "SameBits.hpp"
 #include "Stepper.hpp"
 #include "constrained/AffineRattleSweeps.hpp"
 #include "constrained/RattleAcceptance.hpp"
@@ -627,7 +628,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// This step starts where the last accepted one ended (q_0 = its q_1):
   /// the one comparison of q per step; the cache and the guesses use it.
   bool continues(const ConstVecRef& q0) const {
-    return have_last_ && (shared_.last_q1.array() == q0.array()).all();
+    return have_last_ && same_bits(shared_.last_q1, q0);
   }
 
   /// The key of cache entry i: the entry remember_step() wrote is keyed by
@@ -643,7 +644,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// evaluated and stored.
   bool grad_at(const ConstVecRef& q, SpMat& G) {
     for (int i = 0; i < kCache; ++i)
-      if (cache_ok_[i] && (key(i).array() == q.array()).all()) {
+      if (cache_ok_[i] && same_bits(key(i), q)) {
         G = cache_G_[i];
         return true;
       }
@@ -656,9 +657,9 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// again, after a rejection, finds it in G0_ itself).  `cont`: q_0 is
   /// shared_.last_q1 (continues()), compared already.
   bool grad_at_q0(const ConstVecRef& q, bool cont) {
-    if (have_G0_ && (G0_at_last_q1_ ? cont : (G0_q_.array() == q.array()).all())) return true;
+    if (have_G0_ && (G0_at_last_q1_ ? cont : same_bits(G0_q_, q))) return true;
     const int last = (cache_next_ + kCache - 1) % kCache;
-    const bool hit = cache_ok_[last] && ((cont && last == implicit_key_) || (key(last).array() == q.array()).all());
+    const bool hit = cache_ok_[last] && ((cont && last == implicit_key_) || same_bits(key(last), q));
     if (hit) {
       G0_.swap(cache_G_[last]);
       cache_ok_[last] = false;
