@@ -25,15 +25,13 @@ struct Velocity {
   const double* b;
 };
 
-/// The start of the position Newton: with c = h/2,
-///   pbase = p0 + c F0,  vtmp = q0 + h T_p(pbase)   (p_{1/2}, q_1 at L = 0),
-///   u = G0^T L,  q1 = vtmp - h w .* u,  ph = pbase - u.
+/// The start of the position Newton: with c = h/2 and u = G0^T L,
+///   ph = p0 + c F0 - u,  q1 = q0 + h T_p(ph)   (p_{1/2}, q_1 at the guess L).
 /// (The sweeps keep no running maxima: a max over a loop is a chain of
 /// dependent instructions; the norms the step needs are taken after, by
 /// Eigen's vectorized reductions.)
 inline void start_positions(const SpMat& G0, const double* L, Velocity v, double h, const double* q0,
-                            const double* p0, const double* F0, double* pbase, double* vtmp, double* u, double* q1,
-                            double* ph) {
+                            const double* p0, const double* F0, double* q1, double* ph) {
   const int* outer = G0.outerIndexPtr();
   const int* inner = G0.innerIndexPtr();
   const double* g = G0.valuePtr();
@@ -41,21 +39,18 @@ inline void start_positions(const SpMat& G0, const double* L, Velocity v, double
   for (int j = 0; j < G0.outerSize(); ++j) {
     double uj = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) uj += g[k] * L[inner[k]];
-    const double pb = p0[j] + c * F0[j];
-    const double vt = q0[j] + h * (v.w[j] * pb + v.b[j]);
-    pbase[j] = pb;
-    vtmp[j] = vt;
-    u[j] = uj;
-    q1[j] = vt - h * (v.w[j] * uj);
-    ph[j] = pb - uj;
+    const double pj = (p0[j] + c * F0[j]) - uj;
+    ph[j] = pj;
+    q1[j] = q0[j] + h * (v.w[j] * pj + v.b[j]);
   }
 }
 
-/// A Newton correction of the position multipliers, L += delta:
-///   dp = G0^T delta,  u += dp,  q1 = vtmp - h w .* u,  ph = pbase - u.
+/// A Newton correction of the position multipliers, L += delta: with
+/// dp = G0^T delta, ph -= dp and q1 -= h w .* dp (T_p affine: q1 stays
+/// q0 + h T_p(ph)); two vectors updated in place, none kept beside them.
 /// Returns |dp|_inf (the size of the correction).
-inline double correct_positions(const SpMat& G0, const double* delta, Velocity v, double h, const double* pbase,
-                                const double* vtmp, double* u, double* q1, double* ph) {
+inline double correct_positions(const SpMat& G0, const double* delta, Velocity v, double h, double* q1,
+                                double* ph) {
   const int* outer = G0.outerIndexPtr();
   const int* inner = G0.innerIndexPtr();
   const double* g = G0.valuePtr();
@@ -64,10 +59,8 @@ inline double correct_positions(const SpMat& G0, const double* delta, Velocity v
   for (int j = 0; j < n; ++j) {
     double dp = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) dp += g[k] * delta[inner[k]];
-    const double uj = u[j] + dp;
-    u[j] = uj;
-    q1[j] = vtmp[j] - h * (v.w[j] * uj);
-    ph[j] = pbase[j] - uj;
+    ph[j] -= dp;
+    q1[j] -= h * (v.w[j] * dp);
     if (j & 1)
       a1 = std::max(a1, std::abs(dp));
     else

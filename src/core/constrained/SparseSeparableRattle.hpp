@@ -357,8 +357,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     }
     double* q1 = x2_.data();
     double* ph = x2_.data() + d;
-    sweeps::start_positions(G0_, L_.data(), vel, h, from.x.data(), from.x.data() + d, from.force.data(),
-                            pbase_.data(), vtmp_.data(), u_.data(), q1, ph);
+    sweeps::start_positions(G0_, L_.data(), vel, h, from.x.data(), from.x.data() + d, from.force.data(), q1, ph);
     const double weight = roundoff_weight_of_norms(h, velocity_.matrix_norm(), inf_norm(from.x.head(d)),
                                                    inf_norm(from.x.tail(d)), opts_.tol);
     // the scale of p in the corrections' test: |p_{1/2}| at the guess (the
@@ -381,7 +380,7 @@ class SparseSeparableRattle : private RattleAcceptance {
         L_(i) += delta_(i);
       }
       const double dpn =
-          sweeps::correct_positions(G0_, delta_.data(), vel, h, pbase_.data(), vtmp_.data(), u_.data(), q1, ph);
+          sweeps::correct_positions(G0_, delta_.data(), vel, h, q1, ph);
       const double nd = weight * dpn / std::max(1.0, phn);
       if (!std::isfinite(nd)) break;
       const double theta = it > 0 ? nd / prev : 1.0;
