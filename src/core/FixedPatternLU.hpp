@@ -37,13 +37,17 @@ class FixedPatternLU {
   static constexpr double kPivotTol = 1e-13;
 
   /// The ordering and the factors' pattern for the structure of the
-  /// square A (its values are not read); all values zero.
-  void analyse(const SpMat& A) {
+  /// square A (its values are not read); all values zero.  The first
+  /// `first` rows and columns are eliminated before the others, each group
+  /// in AMD's order (a saddle-point matrix [A B; C 0]: its primal block
+  /// first, whose pivots do not vanish, then the Schur complement's).
+  void analyse(const SpMat& A, int first = 0) {
     const int m = static_cast<int>(A.rows());
     m_ = m;
     Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> Pinv;
     Eigen::AMDOrdering<int>()(A, Pinv);  // on the pattern of A + Aᵀ
     old_of_new_.assign(Pinv.indices().data(), Pinv.indices().data() + m);
+    if (first > 0) std::stable_partition(old_of_new_.begin(), old_of_new_.end(), [first](int k) { return k < first; });
     new_of_old_.assign(m, 0);
     for (int k = 0; k < m; ++k) new_of_old_[old_of_new_[k]] = k;
     // the symmetric pattern of P A Pᵀ, rows below the diagonal per column
@@ -134,6 +138,8 @@ class FixedPatternLU {
     return valid_;
   }
   bool valid() const { return valid_; }
+  /// |U(j, j)|, the j-th pivot (in the elimination order) of the factorized A.
+  double pivot(int j) const { return std::abs(Fx_[diag_[j]]); }
 
   /// x = A⁻¹ b for the factorized A (x may alias b).
   void solve(const ConstVecRef& b, VecRef x) {

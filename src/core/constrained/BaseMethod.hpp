@@ -9,6 +9,7 @@
 #define ODEPKG_CONSTRAINED_BASE_METHOD_HPP
 
 #include "HamiltonianProblem.hpp"
+#include "SparseFixedPattern.hpp"
 #include "Types.hpp"
 
 #include <vector>
@@ -66,16 +67,17 @@ class BaseMethod {
 
   using Triplets = std::vector<Eigen::Triplet<double, int>>;
   /// out (rows x cols) from the triplets t, which are then cleared (their
-  /// storage is kept for the next call).
-  static void assemble(Triplets& t, int rows, int cols, SpMat& out) {
-    out.resize(rows, cols);
-    out.setFromTriplets(t.begin(), t.end());
+  /// storage is kept for the next call); on out's last structure while the
+  /// Hessian's is the same (TripletAssembly: no allocation).
+  static void assemble(Triplets& t, TripletAssembly& a, int rows, int cols, SpMat& out) {
+    a.run(t, rows, cols, out);
     t.clear();
   }
 
   HamiltonianProblem& problem_;
   int d_, nw_;
   Triplets tRw_, tRy_, tZw_;  // sparse_jacobian's scratch
+  TripletAssembly aRw_, aRy_, aZw_;
   Mat Df_;
   double t_ = 0.0, h_ = 0.0;
 };

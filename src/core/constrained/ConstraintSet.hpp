@@ -14,6 +14,7 @@
 #include "SparsePatternUnion.hpp"
 #include "Types.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 
@@ -292,6 +293,14 @@ class HolonomicConstraints final : public ConstraintSet {
   /// [G(q) 0] from the sparse ConstraintGradFcn (its fixed pattern).
   bool grad_sparse(const ConstVecRef& y, SpMat& Dg) override {
     if (!problem_.constraint_grad_sparse(y.head(d_), Gs_)) return false;
+    const int nnz = static_cast<int>(Gs_.nonZeros());
+    const bool same = Dg.isCompressed() && Dg.rows() == m_ && Dg.cols() == 2 * d_ && Dg.nonZeros() == nnz &&
+                      std::equal(Gs_.outerIndexPtr(), Gs_.outerIndexPtr() + d_ + 1, Dg.outerIndexPtr()) &&
+                      std::equal(Gs_.innerIndexPtr(), Gs_.innerIndexPtr() + nnz, Dg.innerIndexPtr());
+    if (same) {  // G's fixed pattern: the values only (no reallocation of Dg's columns)
+      std::copy(Gs_.valuePtr(), Gs_.valuePtr() + nnz, Dg.valuePtr());
+      return true;
+    }
     Dg = Gs_;
     Dg.conservativeResize(m_, 2 * d_);  // empty p-columns
     return true;

@@ -56,9 +56,9 @@ class ImplicitMidpointMap final : public BaseMethod {
         tRw_.emplace_back(r, j, -hh * df);
         tRy_.emplace_back(r, j, -hh * df);
       }
-    assemble(tRw_, n, n, Rw);
-    assemble(tRy_, n, n, Ry);
-    assemble(tZw_, n, n, Zw);
+    assemble(tRw_, aRw_, n, n, Rw);
+    assemble(tRy_, aRy_, n, n, Ry);
+    assemble(tZw_, aZw_, n, n, Zw);
     Zy.resize(n, n);
     Zy.setZero();
     return true;

@@ -33,7 +33,8 @@
 // no dense m x d matrix.  On the general path GeometricRattle keeps its
 // Newton systems sparse (SparseGeometricNewton): the SHAKE system in (w, s)
 // and the m x m RATTLE matrix -G H_pp G^T assembled on fixed patterns and
-// factorized by a sparse LU (COLAMD; analysed once per pattern, a numeric
+// factorized by a sparse LU (FixedPatternLU, without allocation; Eigen's
+// SparseLU where a pivot is tiny; analysed once per pattern, a numeric
 // factorization per refresh, reused across Newton iterations; rank
 // deficiency from its pivots, then a rank-revealing sparse QR).  The
 // Hessian of H comes sparse from a HamiltonianHessFcn returning a sparse

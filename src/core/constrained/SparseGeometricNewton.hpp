@@ -19,13 +19,17 @@
 // Hessian's patterns are fixed unions, so theirs only grow when those do)
 // and factorized by SparseRankRevealingLU: the symbolic analysis once per
 // pattern, a numeric factorization per refresh of the Newton matrix, reused
-// across iterations.  The products allocate (Eigen's sparse products build
-// their results); the O(nnz) work per refresh dominates that.
+// across iterations.  The products, transposes, blocks and assemblies are
+// done on their fixed structures (SparseFixedPattern.hpp) and the LU is
+// FixedPatternLU where it needs no pivoting, so that after the first steps
+// a step allocates nothing (Stepper.hpp); only a grown pattern (its new
+// analysis) or a rank-deficient matrix (SparseLU, SparseQR) does.
 #ifndef ODEPKG_CONSTRAINED_SPARSE_GEOMETRIC_NEWTON_HPP
 #define ODEPKG_CONSTRAINED_SPARSE_GEOMETRIC_NEWTON_HPP
 
 #include "SameBits.hpp"
 #include "HamiltonianProblem.hpp"
+#include "SparseFixedPattern.hpp"
 #include "SparsePatternUnion.hpp"
 #include "Types.hpp"
 #include "constrained/BaseMethod.hpp"
@@ -89,7 +93,7 @@ class SparseGeometricNewton {
   /// The base method's blocks for the step (h changed) from the model.
   bool set_model() {
     if (!base_.sparse_jacobian(hess_, Rw_, Ry_, Zw_, Zy_)) return false;
-    Hpp_ = hess_.bottomRightCorner(d_, d_);
+    hpp_of_hess_.block(hess_, d_, d_, d_, d_, Hpp_);
     hpp_norm_ = 0.0;
     Gv_.setZero();  // (scratch) the absolute row sums of H_pp
     for (int j = 0; j < d_; ++j)
@@ -126,7 +130,8 @@ class SparseGeometricNewton {
   void directions(const ConstVecRef& v, bool at_end, VecRef out) const {
     const SpMat& Dg = at_end ? Dg1_ : Dg0_;
     out.head(d_).noalias() = Dg.rightCols(d_).transpose() * v;
-    out.tail(d_).noalias() = -(Dg.leftCols(d_).transpose() * v);
+    out.tail(d_).noalias() = Dg.leftCols(d_).transpose() * v;
+    out.tail(d_) = -out.tail(d_);  // (negating the product expression would evaluate it into a temporary)
   }
   /// r = Dg(z_1) f, the hidden constraint {g, H}.
   void hidden(const ConstVecRef& f, VecRef r) const { r.noalias() = Dg1_ * f; }
@@ -142,21 +147,20 @@ class SparseGeometricNewton {
   // ---- SHAKE: [R_w, R_y W; Dg Z_w / h, Dg Z_y W / h] -------------------
   bool factor_shake(double h) {
     // W = J Dg0^T (n x m), Dg = Dg1 (m x n)
-    Dgt_ = Dg0_.transpose();
-    W_ = J_ * Dgt_;
-    RyW_ = Ry_ * W_;
-    ZyW_ = Zy_ * W_;
-    DgZw_ = Dg1_ * Zw_;
-    DgZyW_ = Dg1_ * ZyW_;
+    Dg0t_of_.transpose(Dg0_, Dg0t_);
+    W0_of_.run(J_, Dg0t_, W0_);
+    RyW_of_.run(Ry_, W0_, RyW_);
+    ZyW_of_.run(Zy_, W0_, ZyW_);
+    DgZw_of_.run(Dg1_, Zw_, DgZw_);
+    DgZyW_of_.run(Dg1_, ZyW_, DgZyW_);
     append(Rw_, 0, 0, 1.0);
     append(RyW_, 0, nw_, 1.0);
     append(DgZw_, nw_, 0, 1.0 / h);
     append(DgZyW_, nw_, nw_, 1.0 / h);
-    raw_.resize(nw_ + m_, nw_ + m_);
-    raw_.setFromTriplets(trip_.begin(), trip_.end());
+    shake_of_.run(trip_, nw_ + m_, nw_ + m_, raw_shake_);
     trip_.clear();
-    shake_pattern_.fit(raw_, JF_);
-    return shake_lu_.compute(JF_, shake_pattern_.version());
+    shake_pattern_.fit(raw_shake_, JF_);
+    return shake_lu_.compute(JF_, shake_pattern_.version(), nw_);
   }
   void solve_shake(const ConstVecRef& F, VecRef du) { shake_lu_.solve(F, du); }
   /// out = (JF du - F)_g, the part of F_g a minimum-norm (basic) correction
@@ -180,29 +184,32 @@ class SparseGeometricNewton {
   /// term (g(q, p)), else M = -G H_pp G^T.
   bool factor_slide(const ConstVecRef& f, bool curved) {
     if (!curved) {
-      G1_ = Dg1_.leftCols(d_);
-      Dgt_ = G1_.transpose();
-      HG_ = Hpp_ * Dgt_;
-      raw_ = -(G1_ * HG_);
+      G1_of_.block(Dg1_, 0, 0, m_, d_, G1_);
+      G1t_of_.transpose(G1_, G1t_);
+      HG_of_.run(Hpp_, G1t_, HG_);
+      M_of_.run(G1_, HG_, raw_slide_, -1.0);
     } else {
-      Dgt_ = Dg1_.transpose();
-      W_ = J_ * Dgt_;
-      HG_ = hess_ * W_;
-      Jt_ = J_ * HG_;  // J Hess W (J^T J = I: Df = J Hess)
-      raw_ = Dg1_ * Jt_;
+      Dg1t_of_.transpose(Dg1_, Dg1t_);
+      W1_of_.run(J_, Dg1t_, W1_);
+      HW_of_.run(hess_, W1_, HW_);
+      JHW_of_.run(J_, HW_, JHW_);  // J Hess W (J^T J = I: Df = J Hess)
+      DgJHW_of_.run(Dg1_, JHW_, DgJHW_);
       // (f . H_i W_j) = (H_i f)^T W_j: the rows (H_i f)^T as triplets, O(nnz(Hg))
       for (int c = 0; c < Hg_.outerSize(); ++c) {
         const int i = c / n_, col = c % n_;
         for (SpMat::InnerIterator it(Hg_, c); it; ++it)
           trip_.emplace_back(i, static_cast<int>(it.row()), it.value() * f(col));
       }
-      HfT_.resize(m_, n_);
-      HfT_.setFromTriplets(trip_.begin(), trip_.end());
+      HfT_of_.run(trip_, m_, n_, HfT_);
       trip_.clear();
-      HG_ = HfT_ * W_;
-      raw_ += HG_;
+      HfTW_of_.run(HfT_, W1_, HfTW_);
+      // the sum as triplets on a fixed structure (Eigen's sparse sum allocates)
+      append(DgJHW_, 0, 0, 1.0);
+      append(HfTW_, 0, 0, 1.0);
+      slide_sum_of_.run(trip_, m_, m_, raw_slide_);
+      trip_.clear();
     }
-    slide_pattern_.fit(raw_, M_);
+    slide_pattern_.fit(raw_slide_, M_);
     return slide_lu_.compute(M_, slide_pattern_.version());
   }
   void solve_slide(const ConstVecRef& r, VecRef dsig) { slide_lu_.solve(r, dsig); }
@@ -212,9 +219,9 @@ class SparseGeometricNewton {
   /// as is where G G^T is singular), as Rattle::restrict_error does dense.
   bool restrict_momenta(const ConstVecRef& q, VecRef ep) {
     if (!problem_.constraint_grad_sparse(q, Ge_)) return false;
-    Get_ = Ge_.transpose();
-    raw_ = Ge_ * Get_;
-    gram_pattern_.fit(raw_, K_);
+    Get_of_.transpose(Ge_, Get_);
+    K_of_.run(Ge_, Get_, raw_gram_);
+    gram_pattern_.fit(raw_gram_, K_);
     if (!gram_lu_.compute(K_, gram_pattern_.version()) || gram_lu_.rank_deficient()) return true;
     JFdu_.head(m_).noalias() = Ge_ * ep;
     gram_lu_.solve(JFdu_.head(m_), wm_);
@@ -255,8 +262,15 @@ class SparseGeometricNewton {
   SparsePatternUnion shake_pattern_, slide_pattern_, gram_pattern_;
   SpMat hess_, hess_prev_, side_hess_, side_hess_prev_, Hpp_;
   SpMat Rw_, Ry_, Zw_, Zy_;
-  SpMat Dg0_, Dg1_, G1_, Ge_, Get_, Dgt_, HG_, Jt_, W_, RyW_, ZyW_, DgZw_, DgZyW_, raw_, JF_, M_, K_;
-  SpMat J_, Hg_, HfT_;
+  SpMat Dg0_, Dg1_, JF_, M_, K_, J_, Hg_;
+  // the intermediate products, each on its own fixed structure
+  SpMat Dg0t_, W0_, RyW_, ZyW_, DgZw_, DgZyW_, raw_shake_;                  // SHAKE
+  SpMat G1_, G1t_, HG_, Dg1t_, W1_, HW_, JHW_, DgJHW_, HfT_, HfTW_, raw_slide_;  // RATTLE
+  SpMat Ge_, Get_, raw_gram_;                                                // restrict_momenta
+  SparseGather hpp_of_hess_, Dg0t_of_, G1_of_, G1t_of_, Dg1t_of_, Get_of_;
+  SparseProduct W0_of_, RyW_of_, ZyW_of_, DgZw_of_, DgZyW_of_, HG_of_, M_of_, W1_of_, HW_of_, JHW_of_, DgJHW_of_,
+      HfTW_of_, K_of_;
+  TripletAssembly shake_of_, HfT_of_, slide_sum_of_;
   std::vector<Eigen::Triplet<double, int>> trip_;
   Vec JFdu_, wm_, Gv_, z0_, z1_;
   bool have0_ = false, have1_ = false;

@@ -11,6 +11,14 @@
 // and the analysis is repeated only when it changes; every compute() is one
 // numeric factorization, reused by any number of solve() calls.
 //
+// First an LU without pivoting on the fixed pattern (FixedPatternLU: no
+// allocation, where Eigen's SparseLU allocates at every factorize), in a
+// symmetric order (AMD, the first `first` unknowns eliminated first: the
+// SHAKE system's w, whose block R_w = I + O(h) never needs pivoting; the
+// RATTLE matrix -G H_pp G^T is definite where H_pp is).  It is taken when
+// its pivots pass the rank test below; else (a pivot tiny or zero) A goes
+// to SparseLU and, rank-deficient, to SparseQR as described below.
+//
 // Rank deficiency (redundant constraints, singular configurations) shows as
 // a pivot of U tiny against the largest (|u_jj| <= tol max |u_jj|, the test
 // the dense GeometricRattle makes on its PartialPivLU), or as a zero pivot
@@ -22,6 +30,7 @@
 #ifndef ODEPKG_CONSTRAINED_SPARSE_RANK_REVEALING_LU_HPP
 #define ODEPKG_CONSTRAINED_SPARSE_RANK_REVEALING_LU_HPP
 
+#include "FixedPatternLU.hpp"
 #include "Types.hpp"
 
 #include <Eigen/OrderingMethods>
@@ -31,6 +40,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace odepkg {
 
@@ -40,9 +50,14 @@ class SparseRankRevealingLU {
 
   /// Factorizes A (compressed, on the pattern of `version`).  False if A is
   /// not finite or not even the rank-revealing factorization succeeded.
-  bool compute(const SpMat& A, long version) {
+  bool compute(const SpMat& A, long version, int first = 0) {
     const Eigen::Map<const Vec> values(A.valuePtr(), A.nonZeros());
     if (!values.allFinite()) return false;
+    use_fast_ = fast_factorize(A, version, first);
+    if (use_fast_) {
+      use_qr_ = rank_deficient_ = false;
+      return true;
+    }
     if (version != analysed_ || A.rows() != rows_) {
       lu_.analyzePattern(A);
       analysed_ = version;
@@ -81,7 +96,9 @@ class SparseRankRevealingLU {
 
   /// x = A^{-1} b (a basic solution when A is rank-deficient).
   void solve(const ConstVecRef& b, VecRef x) {
-    if (use_qr_)
+    if (use_fast_)
+      fast_.solve(b, x);
+    else if (use_qr_)
       x = qr_.solve(b);
     else
       x = lu_.solve(b);
@@ -93,7 +110,40 @@ class SparseRankRevealingLU {
   double condition_estimate() const { return cond_; }
 
  private:
+  /// The LU without pivoting; true if its pivots pass the rank test
+  /// (|u_jj| > tol max |u_jj|), cond_ then from them.
+  bool fast_factorize(const SpMat& A, long version, int first) {
+    const int nnz = static_cast<int>(A.nonZeros());
+    if (version != fast_version_ || A.rows() != fast_.rows() || nnz != static_cast<int>(to_.size()) ||
+        first != fast_first_) {
+      fast_.analyse(A, first);
+      to_.resize(nnz);
+      for (int j = 0; j < A.outerSize(); ++j)
+        for (int p = A.outerIndexPtr()[j]; p < A.outerIndexPtr()[j + 1]; ++p)
+          to_[p] = fast_.position(A.innerIndexPtr()[p], j);
+      fast_version_ = version;
+      fast_first_ = first;
+    }
+    fast_.zero();
+    double* v = fast_.values();
+    for (int p = 0; p < nnz; ++p) v[to_[p]] += A.valuePtr()[p];
+    if (!fast_.factorize()) return false;
+    double big = 0.0, small = std::numeric_limits<double>::infinity();
+    for (int j = 0; j < fast_.rows(); ++j) {
+      big = std::max(big, fast_.pivot(j));
+      small = std::min(small, fast_.pivot(j));
+    }
+    if (!(small > tol_ * big)) return false;
+    cond_ = big / small;
+    return true;
+  }
+
   double tol_;
+  FixedPatternLU fast_;
+  std::vector<int> to_;  // A's values' places in fast_
+  long fast_version_ = -1;
+  int fast_first_ = 0;
+  bool use_fast_ = false;
   Eigen::SparseLU<SpMat, Eigen::COLAMDOrdering<int>> lu_;
   Eigen::SparseQR<SpMat, Eigen::COLAMDOrdering<int>> qr_;
   long analysed_ = -1;

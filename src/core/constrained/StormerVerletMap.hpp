@@ -103,9 +103,9 @@ class StormerVerletMap final : public BaseMethod {
           tRw_.emplace_back(i, j - d, -h_ * v);
         }
       }
-    assemble(tRw_, 2 * d, 2 * d, Rw);
-    assemble(tRy_, 2 * d, 2 * d, Ry);
-    assemble(tZw_, 2 * d, 2 * d, Zw);
+    assemble(tRw_, aRw_, 2 * d, 2 * d, Rw);
+    assemble(tRy_, aRy_, 2 * d, 2 * d, Ry);
+    assemble(tZw_, aZw_, 2 * d, 2 * d, Zw);
     Zy.resize(2 * d, 2 * d);
     Zy.setZero();
     return true;

@@ -1,0 +1,169 @@
+// sparse_general_rattle_no_malloc_test.cc — "Must not allocate" (Stepper.hpp)
+// for the general RATTLE and SHAKE on sparse matrices (GeometricRattle with
+// SparseGeometricNewton: non-separable H, sparse G and Hessian of H): after
+// the warm-up steps (patterns analysed, buffers sized) a step on the hanging
+// chain with a height-dependent mobility,
+//   H = sum_k ( c(y_k) |p_k|^2 / 2 + y_k ),   c(y) = 1 + sin(y) / 10,
+// makes no heap allocation outside the user's functions: counted by a global
+// operator new (CountingNew.hpp: sparse matrices, std::vector) and
+// EIGEN_RUNTIME_NO_MALLOC (Eigen's dense objects; a dense allocation fails
+// eigen_assert, which EigenConfig.hpp turns into EigenAssertion).  The
+// user's functions run disarmed (G and the Hessian are built from triplets).
+#define EIGEN_RUNTIME_NO_MALLOC  // before Eigen is first included (EigenConfig.hpp)
+#include "EigenConfig.hpp"
+
+#include "ChainProblem.hpp"
+#include "CountingNew.hpp"
+#include "constrained/Rattle.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+using namespace odepkg;
+using odepkg::test::Chain;
+
+namespace {
+
+/// In its scope both checks on (`armed`: the step) or off (a user
+/// function); `eigen` false: the count only.  The previous state restored
+/// after it.
+class Checks {
+ public:
+  explicit Checks(bool armed, bool eigen = true)
+      : paused_(test::g_count_paused.exchange(!armed)), eigen_(Eigen::internal::is_malloc_allowed()) {
+    Eigen::internal::set_is_malloc_allowed(!(armed && eigen));
+  }
+  ~Checks() {
+    test::g_count_paused = paused_;
+    Eigen::internal::set_is_malloc_allowed(eigen_);
+  }
+
+ private:
+  bool paused_, eigen_;
+};
+
+constexpr double kEps = 0.1;  // c(y) = 1 + kEps sin y
+
+/// The chain with the mobility c(y), every user function disarmed.
+std::unique_ptr<HamiltonianProblem> mobile_chain(const Chain& c) {
+  const int d = c.d();
+  auto P = std::make_unique<HamiltonianProblem>(d, [d](double, const ConstVecRef& x, VecRef dx) {
+    const Checks off(false);
+    for (int i = 0; i < d; i += 2) {
+      const double y = x(i + 1), px = x(d + i), py = x(d + i + 1), m = 1.0 + kEps * std::sin(y);
+      dx(i) = m * px;
+      dx(i + 1) = m * py;
+      dx(d + i) = 0.0;
+      dx(d + i + 1) = -(0.5 * kEps * std::cos(y) * (px * px + py * py) + 1.0);
+    }
+  });
+  P->set_constraints(
+      c.m(),
+      [c](const ConstVecRef& q, VecRef out) {
+        const Checks off(false);
+        c.g(q, out);
+      },
+      HamiltonianProblem::ConstraintGrad());
+  P->set_sparse_constraint_grad([c](const ConstVecRef& q, SpMat& G) {
+    const Checks off(false);
+    c.G_sparse(q, G);
+  });
+  // H_yy = c''(y) |p|^2 / 2, H_{y p} = c'(y) p, H_pp = c I (7 entries a mass)
+  P->set_sparse_hessian([d](double, const ConstVecRef& x, SpMat& H) {
+    const Checks off(false);
+    std::vector<Eigen::Triplet<double>> t;
+    for (int i = 0; i < d; i += 2) {
+      const double y = x(i + 1), px = x(d + i), py = x(d + i + 1), m = 1.0 + kEps * std::sin(y);
+      const double c1 = kEps * std::cos(y), c2 = -kEps * std::sin(y);
+      t.emplace_back(i + 1, i + 1, 0.5 * c2 * (px * px + py * py));
+      t.emplace_back(i + 1, d + i, c1 * px);
+      t.emplace_back(i + 1, d + i + 1, c1 * py);
+      t.emplace_back(d + i, i + 1, c1 * px);
+      t.emplace_back(d + i + 1, i + 1, c1 * py);
+      t.emplace_back(d + i, d + i, m);
+      t.emplace_back(d + i + 1, d + i + 1, m);
+    }
+    H.resize(2 * d, 2 * d);
+    H.setFromTriplets(t.begin(), t.end());
+  });
+  return P;
+}
+
+/// Steps 1..n of h from x0 (the first `warmup` unarmed): the steps that
+/// allocated and the operator new calls in them.
+struct StepAllocations {
+  std::vector<int> steps;
+  long news = 0;
+  bool ok = true;
+};
+
+StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true) {
+  Chain c;
+  c.N = N;
+  c.prune = true;  // as Octave's sparse(): exact zeros dropped, the pattern grows as met
+  auto P = mobile_chain(c);
+  const Vec x0 = c.zigzag(0.3, 0.8);
+  P->seed_sparse_pattern(x0.head(c.d()));
+  Rattle r(*P, false, shake);
+  EXPECT_TRUE(r.sparse());
+  Point a(P->state_size()), b(P->state_size());
+  a.set(0.0, x0);
+  Vec err = Vec::Ones(P->state_size());
+  StepAllocations out;
+  for (int i = 1; i <= n; ++i) {
+    const long before = test::operator_news();
+    StepStatus st;
+    {
+      const Checks on(i > warmup, eigen);
+      st = r.step(a, 0.01, b);
+      // adaptive SHAKE's error estimate (restrict_momenta) is per-step work too
+      if (shake && st == StepStatus::Success) r.restrict_error(b, a, 0.01, err);
+    }
+    if (st != StepStatus::Success) {
+      out.ok = false;
+      break;
+    }
+    const long news = test::operator_news() - before;
+    if (i > warmup && news > 0) {
+      out.steps.push_back(i);
+      out.news += news;
+    }
+    std::swap(a, b);
+  }
+  return out;
+}
+
+TEST(SparseGeneralRattleNoMalloc, StepsAfterTheWarmUpDoNotAllocate) {
+  for (bool shake : {false, true}) {
+    const StepAllocations s = count(shake, 100, 120, 20);
+    EXPECT_TRUE(s.ok) << (shake ? "SHAKE" : "RATTLE");
+    EXPECT_TRUE(s.steps.empty()) << (shake ? "SHAKE" : "RATTLE") << ": " << s.news << " operator new calls in "
+                                 << s.steps.size() << " steps, the first at step "
+                                 << (s.steps.empty() ? 0 : s.steps.front());
+  }
+}
+
+// The counter sees the step's own allocations: the first steps (buffers
+// sized, patterns analysed) are counted (Eigen's check off: it would throw).
+TEST(SparseGeneralRattleNoMalloc, TheCounterSeesTheFirstSteps) {
+  const StepAllocations s = count(false, 50, 3, 0, false);
+  EXPECT_TRUE(s.ok);
+  EXPECT_FALSE(s.steps.empty());
+}
+
+// The operator new calls of steps 21..120 with Eigen's check off (which
+// would stop at the first dense allocation): a measure, not a check.
+// Before SparseFixedPattern.hpp and FixedPatternLU were used here: 5808
+// (RATTLE) and 4188 (SHAKE), about 58 and 42 a step.
+TEST(SparseGeneralRattleNoMalloc, DISABLED_Measure) {
+  for (bool shake : {false, true}) {
+    const StepAllocations s = count(shake, 100, 120, 20, false);
+    std::printf("%s: %ld operator new calls in steps 21..120 (%zu steps allocated)\n", shake ? "SHAKE" : "RATTLE",
+                s.news, s.steps.size());
+  }
+}
+
+}  // namespace
