@@ -8,19 +8,20 @@
 // 128 KiB; glibc raises them (the trim threshold to twice the other) the first
 // time a block that was mmap'ed, of at most 32 MiB, is freed (mallopt(3),
 // "dynamic mmap threshold").  Until a session has freed such a block, a user
-// function whose temporaries exceed the trim threshold (a 10^4-link chain's
-// sparse Jacobian: a few hundred KiB each) returns them to the kernel at
-// every call and faults them in again, zero-filled, at the next: measured on
-// that chain under odeRATTLE, about 500 page faults per step and 2.6-2.8 ms per
-// step, against 80 faults (the output's own pages) and 1.66 ms once the
-// thresholds are raised.  Which state a session is in depends on what it
-// freed before (an earlier run's output of 6 MB raises them; one of 128 MB,
-// above the 32 MiB cap, does not).
+// function whose temporaries exceed the trim threshold (a long chain's sparse
+// Jacobian) returns them to the kernel at every call and faults them in
+// again, zero-filled, at the next: a page fault per 4 KiB, per call, which
+// can cost more than the solver's own step.  Which state a session is in
+// depends on what it freed before (an output above the 32 MiB cap raises
+// nothing).
 //
 // raise_heap_thresholds does what glibc's own rule does after such a free: it
 // allocates a block of the given size (mmap'ed while the threshold is below
 // it) and frees it.  Nothing is set by mallopt, so glibc's dynamic adjustment
-// stays on, and a session already past that size is unchanged.  Elsewhere
+// stays on.  Consequences: the process keeps up to twice that size of free
+// heap instead of returning it (as after any such free); a session already
+// past that size is unchanged, and so is one whose heap can serve the block
+// from a free chunk (then nothing is mmap'ed and nothing raised).  Elsewhere
 // than glibc nothing is done.
 #ifndef ODEPKG_CALLBACK_HEAP_HPP
 #define ODEPKG_CALLBACK_HEAP_HPP

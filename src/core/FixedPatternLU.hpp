@@ -6,9 +6,12 @@
 // that are small perturbations of a symmetric positive definite one (the
 // Schur complement of RATTLie's Newton system, SchurLU), for which Gaussian
 // elimination in a symmetric order needs no pivoting (Golub, Van Loan,
-// "Matrix Computations", §4.3); a pivot below kPivotTol times its
-// column's size makes factorize() fail, and the caller falls back to
-// another solver.  Why not Eigen's SparseLU: its factorize() allocates its
+// "Matrix Computations", §4.3), and for systems whose pivots are safe in a
+// chosen order (SparseRankRevealingLU: the SHAKE system with its block
+// R_w = I + O(h) eliminated first, `first`; the RATTLE matrix -G H_pp G^T,
+// definite where H_pp is); a pivot below kPivotTol times its column's size
+// makes factorize() fail, and the caller falls back to another solver
+// (with pivoting).  Why not Eigen's SparseLU: its factorize() allocates its
 // work arrays and the factors' storage at every call (Eigen 3.4,
 // SparseLU.h: `IndexVector segrep(m)`, ..., `Base::memInit`, which expands
 // lusup, ucol, lsub and usub afresh).

@@ -38,6 +38,11 @@ class SparseStructure {
   std::vector<int> outer_, inner_;
 };
 
+/// The plans read column j of an operand as its values outer[j] .. outer[j+1].
+inline void require_compressed(const SpMat& A) {
+  if (!A.isCompressed()) throw EigenAssertion("SparseFixedPattern: an operand must be compressed");
+}
+
 /// The place of A(i, j) in A's values (compressed A), -1 if not stored.
 inline int sparse_position(const SpMat& A, int i, int j) {
   const int* first = A.innerIndexPtr() + A.outerIndexPtr()[j];
@@ -70,6 +75,7 @@ class SparseGather {
     return key_.same(A) && out.isCompressed() && out.nonZeros() == static_cast<Eigen::Index>(from_.size());
   }
   void plan(const SpMat& A, SpMat& out, int r0, int c0, bool transposed) {
+    require_compressed(A);
     out.makeCompressed();
     from_.resize(out.nonZeros());
     for (int j = 0; j < out.outerSize(); ++j)
@@ -110,6 +116,8 @@ class SparseProduct {
     int a, b, c;
   };
   void plan(const SpMat& A, const SpMat& B, SpMat& C) {
+    require_compressed(A);
+    require_compressed(B);
     C = A * B;
     C.makeCompressed();
     nnz_ = C.nonZeros();

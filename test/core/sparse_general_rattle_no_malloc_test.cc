@@ -156,8 +156,6 @@ TEST(SparseGeneralRattleNoMalloc, TheCounterSeesTheFirstSteps) {
 
 // The operator new calls of steps 21..120 with Eigen's check off (which
 // would stop at the first dense allocation): a measure, not a check.
-// Before SparseFixedPattern.hpp and FixedPatternLU were used here: 5808
-// (RATTLE) and 4188 (SHAKE), about 58 and 42 a step.
 TEST(SparseGeneralRattleNoMalloc, DISABLED_Measure) {
   for (bool shake : {false, true}) {
     const StepAllocations s = count(shake, 100, 120, 20, false);

@@ -373,4 +373,32 @@ TEST(SparseRankRevealingLU, SolvesRegularAndFlagsSingular) {
   EXPECT_LT((A * x - b).norm(), 1e-13);
 }
 
+// A regular matrix that needs pivoting (a zero leading pivot): the LU
+// without pivoting fails, SparseLU solves it, and it is not called
+// rank-deficient; after a run of such calls a definite matrix on the same
+// pattern is again solved to round-off.
+TEST(SparseRankRevealingLU, RegularMatrixThatNeedsPivoting) {
+  Mat A(3, 3);
+  A << 0, 1, 0, 1, 0, 1, 0, 1, 3;
+  SparseRankRevealingLU lu(1e-12);
+  Vec b(3), x(3);
+  b << 1, 2, 3;
+  for (int call = 0; call < 40; ++call) {
+    Mat Ac = A;
+    Ac(2, 2) += 1e-3 * call;
+    SpMat S = Ac.sparseView();
+    ASSERT_TRUE(lu.compute(S, 0));
+    EXPECT_FALSE(lu.rank_deficient());
+    lu.solve(b, x);
+    EXPECT_LT((Ac * x - b).norm(), 1e-13) << "call " << call;
+  }
+  Mat D(3, 3);
+  D << 4, 1, 0, 1, 3, 1, 0, 1, 2;  // the same pattern but for the zero diagonal entries
+  SpMat S = D.sparseView();
+  ASSERT_TRUE(lu.compute(S, 1));
+  EXPECT_FALSE(lu.rank_deficient());
+  lu.solve(b, x);
+  EXPECT_LT((D * x - b).norm(), 1e-14);
+}
+
 }  // namespace

@@ -206,10 +206,11 @@ class SparseGeometricNewton {
       // the sum as triplets on a fixed structure (Eigen's sparse sum allocates)
       append(DgJHW_, 0, 0, 1.0);
       append(HfTW_, 0, 0, 1.0);
-      slide_sum_of_.run(trip_, m_, m_, raw_slide_);
+      slide_sum_of_.run(trip_, m_, m_, raw_curved_);
       trip_.clear();
     }
-    slide_pattern_.fit(raw_slide_, M_);
+    // each plan writes its own matrix (a plan checks its output's nonzeros only)
+    slide_pattern_.fit(curved ? raw_curved_ : raw_slide_, M_);
     return slide_lu_.compute(M_, slide_pattern_.version());
   }
   void solve_slide(const ConstVecRef& r, VecRef dsig) { slide_lu_.solve(r, dsig); }
@@ -265,7 +266,7 @@ class SparseGeometricNewton {
   SpMat Dg0_, Dg1_, JF_, M_, K_, J_, Hg_;
   // the intermediate products, each on its own fixed structure
   SpMat Dg0t_, W0_, RyW_, ZyW_, DgZw_, DgZyW_, raw_shake_;                  // SHAKE
-  SpMat G1_, G1t_, HG_, Dg1t_, W1_, HW_, JHW_, DgJHW_, HfT_, HfTW_, raw_slide_;  // RATTLE
+  SpMat G1_, G1t_, HG_, Dg1t_, W1_, HW_, JHW_, DgJHW_, HfT_, HfTW_, raw_slide_, raw_curved_;  // RATTLE
   SpMat Ge_, Get_, raw_gram_;                                                // restrict_momenta
   SparseGather hpp_of_hess_, Dg0t_of_, G1_of_, G1t_of_, Dg1t_of_, Get_of_;
   SparseProduct W0_of_, RyW_of_, ZyW_of_, DgZw_of_, DgZyW_of_, HG_of_, M_of_, W1_of_, HW_of_, JHW_of_, DgJHW_of_,

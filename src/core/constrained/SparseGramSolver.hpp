@@ -408,7 +408,13 @@ class SparseGramSolver {
   // A tridiagonal K (b = 1, a chain) is first factorized from both ends
   // (twisted_factor); only when that meets a pivot to drop is the one-sided
   // loop run instead, so a rank-deficient K (and null_basis, which reads
-  // the one-sided L) is handled as by the one-sided LDL^T alone.
+  // the one-sided L) is handled as by the one-sided LDL^T alone.  The rank
+  // test then judges other pivots: the one-sided last pivot is
+  // 1 / (K^{-1})_{m-1,m-1}, the twist's 1 / (K^{-1})_kk, so a K that is
+  // nearly singular in a direction small at row k (a null vector localised
+  // at one end) can pass as full rank where the one-sided loop would drop a
+  // pivot; its solution is then that of the regular, ill-conditioned K, and
+  // the step's residual tests (RattleAcceptance) still judge the result.
 
   void band_pattern(int band) {
     b_ = band;

@@ -53,7 +53,17 @@ class SparseRankRevealingLU {
   bool compute(const SpMat& A, long version, int first = 0) {
     const Eigen::Map<const Vec> values(A.valuePtr(), A.nonZeros());
     if (!values.allFinite()) return false;
-    use_fast_ = fast_factorize(A, version, first);
+    // after the LU without pivoting failed, it is tried again only every
+    // kFastRetry calls on one pattern (a matrix that needs pivoting would
+    // otherwise be factorized twice per call)
+    if (version != fast_version_) fast_skip_ = 0;
+    use_fast_ = false;
+    if (fast_skip_ > 0) {
+      --fast_skip_;
+    } else {
+      use_fast_ = fast_factorize(A, version, first);
+      if (!use_fast_) fast_skip_ = kFastRetry;
+    }
     if (use_fast_) {
       use_qr_ = rank_deficient_ = false;
       return true;
@@ -138,7 +148,9 @@ class SparseRankRevealingLU {
     return true;
   }
 
+  static constexpr int kFastRetry = 16;
   double tol_;
+  int fast_skip_ = 0;  ///< calls left before the LU without pivoting is tried again
   FixedPatternLU fast_;
   std::vector<int> to_;  // A's values' places in fast_
   long fast_version_ = -1;
