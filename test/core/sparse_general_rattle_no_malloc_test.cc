@@ -13,7 +13,8 @@
 #include "EigenConfig.hpp"
 
 #include "ChainProblem.hpp"
-#include "CountingNew.hpp"
+#include "MobileChainProblem.hpp"
+#include "AllocationChecks.hpp"
 #include "constrained/Rattle.hpp"
 
 #include <gtest/gtest.h>
@@ -24,73 +25,9 @@
 
 using namespace odepkg;
 using odepkg::test::Chain;
+using odepkg::test::Checks;
 
 namespace {
-
-/// In its scope both checks on (`armed`: the step) or off (a user
-/// function); `eigen` false: the count only.  The previous state restored
-/// after it.
-class Checks {
- public:
-  explicit Checks(bool armed, bool eigen = true)
-      : paused_(test::g_count_paused.exchange(!armed)), eigen_(Eigen::internal::is_malloc_allowed()) {
-    Eigen::internal::set_is_malloc_allowed(!(armed && eigen));
-  }
-  ~Checks() {
-    test::g_count_paused = paused_;
-    Eigen::internal::set_is_malloc_allowed(eigen_);
-  }
-
- private:
-  bool paused_, eigen_;
-};
-
-constexpr double kEps = 0.1;  // c(y) = 1 + kEps sin y
-
-/// The chain with the mobility c(y), every user function disarmed.
-std::unique_ptr<HamiltonianProblem> mobile_chain(const Chain& c) {
-  const int d = c.d();
-  auto P = std::make_unique<HamiltonianProblem>(d, [d](double, const ConstVecRef& x, VecRef dx) {
-    const Checks off(false);
-    for (int i = 0; i < d; i += 2) {
-      const double y = x(i + 1), px = x(d + i), py = x(d + i + 1), m = 1.0 + kEps * std::sin(y);
-      dx(i) = m * px;
-      dx(i + 1) = m * py;
-      dx(d + i) = 0.0;
-      dx(d + i + 1) = -(0.5 * kEps * std::cos(y) * (px * px + py * py) + 1.0);
-    }
-  });
-  P->set_constraints(
-      c.m(),
-      [c](const ConstVecRef& q, VecRef out) {
-        const Checks off(false);
-        c.g(q, out);
-      },
-      HamiltonianProblem::ConstraintGrad());
-  P->set_sparse_constraint_grad([c](const ConstVecRef& q, SpMat& G) {
-    const Checks off(false);
-    c.G_sparse(q, G);
-  });
-  // H_yy = c''(y) |p|^2 / 2, H_{y p} = c'(y) p, H_pp = c I (7 entries a mass)
-  P->set_sparse_hessian([d](double, const ConstVecRef& x, SpMat& H) {
-    const Checks off(false);
-    std::vector<Eigen::Triplet<double>> t;
-    for (int i = 0; i < d; i += 2) {
-      const double y = x(i + 1), px = x(d + i), py = x(d + i + 1), m = 1.0 + kEps * std::sin(y);
-      const double c1 = kEps * std::cos(y), c2 = -kEps * std::sin(y);
-      t.emplace_back(i + 1, i + 1, 0.5 * c2 * (px * px + py * py));
-      t.emplace_back(i + 1, d + i, c1 * px);
-      t.emplace_back(i + 1, d + i + 1, c1 * py);
-      t.emplace_back(d + i, i + 1, c1 * px);
-      t.emplace_back(d + i + 1, i + 1, c1 * py);
-      t.emplace_back(d + i, d + i, m);
-      t.emplace_back(d + i + 1, d + i + 1, m);
-    }
-    H.resize(2 * d, 2 * d);
-    H.setFromTriplets(t.begin(), t.end());
-  });
-  return P;
-}
 
 /// Steps 1..n of h from x0 (the first `warmup` unarmed): the steps that
 /// allocated and the operator new calls in them.
@@ -101,10 +38,11 @@ struct StepAllocations {
 };
 
 StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true) {
-  Chain c;
+  test::MobileChain mc;
+  Chain& c = mc.chain;
   c.N = N;
   c.prune = true;  // as Octave's sparse(): exact zeros dropped, the pattern grows as met
-  auto P = mobile_chain(c);
+  auto P = mc.make<test::Disarmed>(true);
   const Vec x0 = c.zigzag(0.3, 0.8);
   P->seed_sparse_pattern(x0.head(c.d()));
   Rattle r(*P, false, shake);

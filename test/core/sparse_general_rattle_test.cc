@@ -9,6 +9,7 @@
 #include "constrained/Rattle.hpp"
 #include "constrained/SparseRankRevealingLU.hpp"
 #include "ChainProblem.hpp"
+#include "MobileChainProblem.hpp"
 #include "FixedSteps.hpp"
 
 #include <gtest/gtest.h>
@@ -20,92 +21,13 @@
 
 using namespace odepkg;
 using odepkg::test::Chain;
+using odepkg::test::MobileChain;
 
 namespace {
 
 constexpr double kEpsMachine = std::numeric_limits<double>::epsilon();
 
 /// The chain with H = sum c(y_k) |p_k|^2 / 2 + y_k, c = 1 + eps sin y.
-struct MobileChain {
-  Chain chain;
-  double eps = 0.1;
-
-  int d() const { return chain.d(); }
-  void field(const ConstVecRef& x, VecRef dx) const {
-    const int d = this->d();
-    for (int i = 0; i < d; i += 2) {
-      const double y = x(i + 1), px = x(d + i), py = x(d + i + 1), c = 1.0 + eps * std::sin(y);
-      dx(i) = c * px;
-      dx(i + 1) = c * py;
-      dx(d + i) = 0.0;
-      dx(d + i + 1) = -(0.5 * eps * std::cos(y) * (px * px + py * py) + 1.0);
-    }
-  }
-  double energy(const Vec& x) const {
-    const int d = this->d();
-    double e = 0.0;
-    for (int i = 0; i < d; i += 2) {
-      const double y = x(i + 1), c = 1.0 + eps * std::sin(y);
-      e += 0.5 * c * (x(d + i) * x(d + i) + x(d + i + 1) * x(d + i + 1)) + y;
-    }
-    return e;
-  }
-  template <class Put>
-  void hessian_entries(const ConstVecRef& x, Put put) const {
-    const int d = this->d();
-    for (int i = 0; i < d; i += 2) {
-      const double y = x(i + 1), px = x(d + i), py = x(d + i + 1), c = 1.0 + eps * std::sin(y);
-      const double c1 = eps * std::cos(y), c2 = -eps * std::sin(y);
-      put(i + 1, i + 1, 0.5 * c2 * (px * px + py * py));
-      put(i + 1, d + i, c1 * px);
-      put(i + 1, d + i + 1, c1 * py);
-      put(d + i, i + 1, c1 * px);
-      put(d + i + 1, i + 1, c1 * py);
-      put(d + i, d + i, c);
-      put(d + i + 1, d + i + 1, c);
-    }
-  }
-
-  /// sparse: G and the Hessian sparse; `hessian`: the Hessian given (else
-  /// differences of f).
-  std::unique_ptr<HamiltonianProblem> make(bool sparse, bool hessian = true) const {
-    const MobileChain self = *this;
-    auto P = std::make_unique<HamiltonianProblem>(
-        d(), [self](double, const ConstVecRef& x, VecRef dx) { self.field(x, dx); });
-    const Chain c = chain;
-    P->set_constraints(
-        c.m(), [c](const ConstVecRef& q, VecRef out) { c.g(q, out); },
-        sparse ? HamiltonianProblem::ConstraintGrad() : [c](const ConstVecRef& q, MatRef G) { c.G_dense(q, G); });
-    if (sparse) P->set_sparse_constraint_grad([c](const ConstVecRef& q, SpMat& G) { c.G_sparse(q, G); });
-    if (hessian && !sparse)
-      P->set_hessian([self](double, const ConstVecRef& x, MatRef H) {
-        H.setZero();
-        self.hessian_entries(x, [&](int i, int j, double v) { H(i, j) = v; });
-      });
-    if (hessian && sparse)
-      P->set_sparse_hessian([self](double, const ConstVecRef& x, SpMat& H) {
-        std::vector<Eigen::Triplet<double>> t;
-        self.hessian_entries(x, [&](int i, int j, double v) { t.emplace_back(i, j, v); });
-        H.resize(2 * self.d(), 2 * self.d());
-        H.setFromTriplets(t.begin(), t.end());
-      });
-    return P;
-  }
-
-  /// (|g|_inf, |G H_p|_inf) at x.
-  std::pair<double, double> residuals(const Vec& x) const {
-    const int d = this->d();
-    Vec f(2 * d);
-    field(x, f);
-    Vec gv(chain.m());
-    chain.g(x.head(d), gv);
-    SpMat G;
-    chain.G_sparse(x.head(d), G);
-    const Vec hid = G * f.head(d);
-    return {gv.lpNorm<Eigen::Infinity>(), hid.lpNorm<Eigen::Infinity>()};
-  }
-};
-
 using odepkg::test::max_diff;
 using odepkg::test::run;
 

@@ -11,7 +11,7 @@
 #include "EigenConfig.hpp"
 
 #include "ChainProblem.hpp"
-#include "CountingNew.hpp"
+#include "AllocationChecks.hpp"
 #include "constrained/Rattle.hpp"
 
 #include <gtest/gtest.h>
@@ -21,26 +21,9 @@
 
 using namespace odepkg;
 using odepkg::test::Chain;
+using odepkg::test::Checks;
 
 namespace {
-
-/// In its scope both checks on (`armed`: the step) or off (a user
-/// function); `eigen` false: the count only.  The previous state restored
-/// after it.
-class Checks {
- public:
-  explicit Checks(bool armed, bool eigen = true)
-      : paused_(test::g_count_paused.exchange(!armed)), eigen_(Eigen::internal::is_malloc_allowed()) {
-    Eigen::internal::set_is_malloc_allowed(!(armed && eigen));
-  }
-  ~Checks() {
-    test::g_count_paused = paused_;
-    Eigen::internal::set_is_malloc_allowed(eigen_);
-  }
-
- private:
-  bool paused_, eigen_;
-};
 
 /// The chain with every user function disarmed.
 std::unique_ptr<HamiltonianProblem> chain_problem(const Chain& c) {

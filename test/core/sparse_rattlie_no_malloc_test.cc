@@ -11,7 +11,7 @@
 #define EIGEN_RUNTIME_NO_MALLOC  // before Eigen is first included (EigenConfig.hpp)
 #include "EigenConfig.hpp"
 
-#include "CountingNew.hpp"
+#include "AllocationChecks.hpp"
 #include "FixedPatternLU.hpp"
 #include "LieChainProblem.hpp"
 #include "lie/LieInitialData.hpp"
@@ -24,25 +24,9 @@
 using namespace odepkg;
 using namespace odepkg::lie;
 using test::RodChain;
+using test::Checks;
 
 namespace {
-
-/// In its scope both checks on (`armed`: the step) or off (a user
-/// function); the previous state restored after it.
-class Checks {
- public:
-  explicit Checks(bool armed)
-      : paused_(test::g_count_paused.exchange(!armed)), eigen_(Eigen::internal::is_malloc_allowed()) {
-    Eigen::internal::set_is_malloc_allowed(!armed);
-  }
-  ~Checks() {
-    test::g_count_paused = paused_;
-    Eigen::internal::set_is_malloc_allowed(eigen_);
-  }
-
- private:
-  bool paused_, eigen_;
-};
 
 /// The chain's problem on (S3xR3)^N, sparse B and block M, every user
 /// function disarmed; `damping` makes f depend on the translations' velocity.

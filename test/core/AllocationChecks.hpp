@@ -1,0 +1,46 @@
+// AllocationChecks.hpp — the "must not allocate" checks of a test binary:
+// operator new counted (CountingNew.hpp: sparse matrices, std::vector) and
+// Eigen's dense allocations refused (EIGEN_RUNTIME_NO_MALLOC; a refused
+// allocation fails eigen_assert, which EigenConfig.hpp turns into
+// EigenAssertion).  The file that includes it must define
+// EIGEN_RUNTIME_NO_MALLOC before Eigen is first included.
+#ifndef ODEPKG_TEST_ALLOCATION_CHECKS_HPP
+#define ODEPKG_TEST_ALLOCATION_CHECKS_HPP
+
+#ifndef EIGEN_RUNTIME_NO_MALLOC
+#error "AllocationChecks.hpp: define EIGEN_RUNTIME_NO_MALLOC before Eigen is included"
+#endif
+
+#include "CountingNew.hpp"
+#include "EigenConfig.hpp"
+
+namespace odepkg::test {
+
+/// In its scope both checks on (`armed`: the step) or off (a user
+/// function); `eigen` false: the count only.  The previous state restored
+/// after it.
+class Checks {
+ public:
+  explicit Checks(bool armed, bool eigen = true)
+      : paused_(g_count_paused.exchange(!armed)), eigen_(Eigen::internal::is_malloc_allowed()) {
+    Eigen::internal::set_is_malloc_allowed(!(armed && eigen));
+  }
+  ~Checks() {
+    g_count_paused = paused_;
+    Eigen::internal::set_is_malloc_allowed(eigen_);
+  }
+  Checks(const Checks&) = delete;
+  Checks& operator=(const Checks&) = delete;
+
+ private:
+  bool paused_, eigen_;
+};
+
+/// Both checks off in its scope (around a user function).
+struct Disarmed {
+  Checks off{false};
+};
+
+}  // namespace odepkg::test
+
+#endif
