@@ -13,6 +13,10 @@
 
 #include "CountingNew.hpp"
 #include "EigenConfig.hpp"
+#include "Stepper.hpp"
+
+#include <utility>
+#include <vector>
 
 namespace odepkg::test {
 
@@ -40,6 +44,39 @@ class Checks {
 struct Disarmed {
   Checks off{false};
 };
+
+/// The steps that allocated among 1..n and their operator new calls.
+struct StepAllocations {
+  std::vector<int> steps;
+  long news = 0;
+  bool ok = true;  ///< every step succeeded
+};
+
+/// n steps from a (b the next point) by step(a, b), a StepStatus; steps
+/// after the first `warmup` armed (`eigen` false: counted only).
+template <class Step>
+StepAllocations count_step_allocations(Point& a, Point& b, int n, int warmup, bool eigen, Step step) {
+  StepAllocations out;
+  for (int i = 1; i <= n; ++i) {
+    const long before = operator_news();
+    StepStatus st;
+    {
+      const Checks on(i > warmup, eigen);
+      st = step(a, b);
+    }
+    if (st != StepStatus::Success) {
+      out.ok = false;
+      break;
+    }
+    const long news = operator_news() - before;
+    if (i > warmup && news > 0) {
+      out.steps.push_back(i);
+      out.news += news;
+    }
+    std::swap(a, b);
+  }
+  return out;
+}
 
 }  // namespace odepkg::test
 

@@ -25,18 +25,11 @@
 
 using namespace odepkg;
 using odepkg::test::Chain;
-using odepkg::test::Checks;
+using odepkg::test::StepAllocations;
 
 namespace {
 
-/// Steps 1..n of h from x0 (the first `warmup` unarmed): the steps that
-/// allocated and the operator new calls in them.
-struct StepAllocations {
-  std::vector<int> steps;
-  long news = 0;
-  bool ok = true;
-};
-
+/// Steps 1..n of h from x0 (the first `warmup` unarmed).
 StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true) {
   test::MobileChain mc;
   Chain& c = mc.chain;
@@ -50,28 +43,12 @@ StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true) {
   Point a(P->state_size()), b(P->state_size());
   a.set(0.0, x0);
   Vec err = Vec::Ones(P->state_size());
-  StepAllocations out;
-  for (int i = 1; i <= n; ++i) {
-    const long before = test::operator_news();
-    StepStatus st;
-    {
-      const Checks on(i > warmup, eigen);
-      st = r.step(a, 0.01, b);
-      // adaptive SHAKE's error estimate (restrict_momenta) is per-step work too
-      if (shake && st == StepStatus::Success) r.restrict_error(b, a, 0.01, err);
-    }
-    if (st != StepStatus::Success) {
-      out.ok = false;
-      break;
-    }
-    const long news = test::operator_news() - before;
-    if (i > warmup && news > 0) {
-      out.steps.push_back(i);
-      out.news += news;
-    }
-    std::swap(a, b);
-  }
-  return out;
+  return test::count_step_allocations(a, b, n, warmup, eigen, [&](Point& from, Point& to) {
+    const StepStatus st = r.step(from, 0.01, to);
+    // adaptive SHAKE's error estimate (restrict_momenta) is per-step work too
+    if (shake && st == StepStatus::Success) r.restrict_error(to, from, 0.01, err);
+    return st;
+  });
 }
 
 TEST(SparseGeneralRattleNoMalloc, StepsAfterTheWarmUpDoNotAllocate) {

@@ -22,6 +22,7 @@
 using namespace odepkg;
 using odepkg::test::Chain;
 using odepkg::test::Checks;
+using odepkg::test::StepAllocations;
 
 namespace {
 
@@ -45,14 +46,7 @@ std::unique_ptr<HamiltonianProblem> chain_problem(const Chain& c) {
   return P;
 }
 
-/// Steps 1..n of h from x0 (the first `warmup` unarmed): the steps that
-/// allocated and the operator new calls in them.
-struct StepAllocations {
-  std::vector<int> steps;
-  long news = 0;
-  bool ok = true;
-};
-
+/// Steps 1..n of h from x0 (the first `warmup` unarmed).
 StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true) {
   Chain c;
   c.N = N;
@@ -63,26 +57,8 @@ StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true) {
   Rattle r(*P, true, shake);
   Point a(P->state_size()), b(P->state_size());
   a.set(0.0, x0);
-  StepAllocations out;
-  for (int i = 1; i <= n; ++i) {
-    const long before = test::operator_news();
-    StepStatus st;
-    {
-      const Checks on(i > warmup, eigen);
-      st = r.step(a, 0.01, b);
-    }
-    if (st != StepStatus::Success) {
-      out.ok = false;
-      break;
-    }
-    const long news = test::operator_news() - before;
-    if (i > warmup && news > 0) {
-      out.steps.push_back(i);
-      out.news += news;
-    }
-    std::swap(a, b);
-  }
-  return out;
+  return test::count_step_allocations(a, b, n, warmup, eigen,
+                                     [&](Point& from, Point& to) { return r.step(from, 0.01, to); });
 }
 
 TEST(SparseRattleNoMalloc, StepsAfterTheWarmUpDoNotAllocate) {
