@@ -20,9 +20,10 @@
 ## the run's own output states, weighted by the marginal calls per step; and
 ## the ratio marginal time / callbacks' time (1 = the step costs its
 ## callbacks and nothing more); and the callbacks' marginal cost in the run
-## itself ("in-run": each handle wrapped in a CPU timer, two more runs; in a
-## solver the same calls cost more than in a tight loop, through Octave's
-## memory allocator) with the ratio to that.  For the largest N
+## itself ("in-run": each handle wrapped in a wall-clock timer, the median
+## over as many pairs of runs; in a solver the same calls may cost more than
+## in a tight loop, their data no longer in the caches) with the ratio to
+## that.  For the largest N
 ## the peak resident memory of the solver call (VmHWM of /proc/self/status,
 ## reset through /proc/self/clear_refs before the call, less VmRSS before).
 ## An N is skipped once the previous one took more than 5 s per step (the
@@ -82,13 +83,17 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
     cw.g = @(q) timed_callback (2, c.g, q);
     cw.G = @(q) timed_callback (3, c.G, q);
     ow = odepkgset (o, "ConstraintFcn", cw.g, "ConstraintGradFcn", cw.G);
-    timed_callback ("reset");
-    sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", steps));
-    a1 = timed_callback ("read");
-    timed_callback ("reset");
-    sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", steps + K));
-    a2 = timed_callback ("read");
-    tin = sum (a2 - a1) / K;
+    tins = zeros (r, 1);
+    for k = 1:r
+      timed_callback ("reset");
+      sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", steps));
+      a1 = timed_callback ("read");
+      timed_callback ("reset");
+      sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", steps + K));
+      a2 = timed_callback ("read");
+      tins(k) = sum (a2 - a1) / K;
+    endfor
+    tin = median (tins);
     row = struct ("N", N, "wall_ms_step", 1e3 * w1 / steps, "ms_step", 1e3 * t1 / steps, "ms_marginal", 1e3 * tm,
                   "K", K, "calls", n1 / steps, "calls_marginal", marg,
                   "callbacks_ms", 1e3 * tcb, "ratio", tm / tcb, "in_run_ms", 1e3 * tin, "ratio_in_run", tm / tin,
