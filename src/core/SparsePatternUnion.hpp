@@ -78,12 +78,9 @@ class SparsePatternUnion {
   /// outside the union (G is then to be filled again after it grew).
   bool scatter(const SpMat& u, SpMat& G) {
     const int cols = static_cast<int>(pattern_.cols());
-    const bool same_structure = G.rows() == pattern_.rows() && G.cols() == cols && G.isCompressed() &&
-                                G.nonZeros() == pattern_.nonZeros() &&
-                                std::equal(G.outerIndexPtr(), G.outerIndexPtr() + cols + 1, pattern_.outerIndexPtr()) &&
-                                std::equal(G.innerIndexPtr(), G.innerIndexPtr() + G.nonZeros(), pattern_.innerIndexPtr());
-    if (!same_structure) G = pattern_;  // a copy: no allocation once the buffers are large enough
-    if (u.isCompressed() && u.rows() == G.rows() && u.cols() == cols && same_pattern(u, G)) {
+    // (a copy: no allocation once the buffers are large enough)
+    if (!(G.rows() == pattern_.rows() && same_pattern(G, pattern_))) G = pattern_;
+    if (u.rows() == G.rows() && same_pattern(u, G)) {
       // the usual case (the user's structure is the union): the values as they are
       std::copy(u.valuePtr(), u.valuePtr() + u.nonZeros(), G.valuePtr());
       return true;

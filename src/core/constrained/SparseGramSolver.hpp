@@ -28,6 +28,7 @@
 #define ODEPKG_CONSTRAINED_SPARSE_GRAM_SOLVER_HPP
 
 #include "Finite.hpp"
+#include "SparsePatternUnion.hpp"
 #include "Types.hpp"
 
 #include <Eigen/Cholesky>
@@ -722,12 +723,7 @@ class SparseGramSolver {
     return band;
   }
 
-  static bool same_pattern(const SpMat& a, const SpMat& b) {
-    if (a.nonZeros() != b.nonZeros() || a.outerSize() != b.outerSize() || !a.isCompressed() || !b.isCompressed())
-      return false;
-    return std::equal(a.outerIndexPtr(), a.outerIndexPtr() + a.outerSize() + 1, b.outerIndexPtr()) &&
-           std::equal(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros(), b.innerIndexPtr());
-  }
+  static bool same_pattern(const SpMat& a, const SpMat& b) { return SparsePatternUnion::same_pattern(a, b); }
 
   /// Largest bandwidth of K factorized in its own order.
   static constexpr int kNaturalBand = 8;
