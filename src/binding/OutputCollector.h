@@ -3,6 +3,7 @@
 #ifndef ODEPKG_BINDING_OUTPUT_COLLECTOR_H
 #define ODEPKG_BINDING_OUTPUT_COLLECTOR_H
 
+#include "PagePrefault.hpp"
 #include "loop/Integrator.hpp"
 #include "OutputGuard.h"
 #include "Settings.h"
@@ -54,6 +55,13 @@ class OutputCollector final : public Observer {
       store_column(x);
     } else {
       if (x_.empty() && exact_) x_.reserve(t_.capacity() * x.size());  // no copies as it grows
+      if (x_.size() + x.size() > x_.capacity()) {  // it moves: fresh pages again
+        x_.reserve(std::max(2 * x_.capacity(), x_.size() + x.size()));
+        prefault_.reset(x_.data(), x_.capacity() * sizeof(double), x_.size() * sizeof(double));
+      } else if (x_.empty()) {
+        prefault_.reset(x_.data(), x_.capacity() * sizeof(double));
+      }
+      prefault_.ensure((x_.size() + x.size()) * sizeof(double));
       x_.insert(x_.end(), x.data(), x.data() + x.size());
     }
     t_.push_back(t);
@@ -96,6 +104,7 @@ class OutputCollector final : public Observer {
     }
     Matrix y(n_, k);
     const double* src = columns_ ? cols_ : x_.data();
+    prefault_all(y.fortran_vec(), static_cast<std::size_t>(n_) * k);
     if (k > 0) std::copy(src, src + static_cast<std::size_t>(n_) * k, y.fortran_vec());
     return y;
   }
@@ -104,6 +113,7 @@ class OutputCollector final : public Observer {
     const octave_idx_type n = n_;
     Matrix y(m, n);
     double* yp = y.fortran_vec();
+    prefault_all(yp, static_cast<std::size_t>(m) * n);
     const double* src = columns_ ? cols_ : x_.data();
     // the transpose of the stored points (one per row of x_), in tiles so
     // that the strided writes stay in cache (a large state: 10x faster)
@@ -118,6 +128,10 @@ class OutputCollector final : public Observer {
   }
 
  private:
+  /// A fresh result matrix's pages mapped at once (PagePrefault.hpp).
+  static void prefault_all(double* p, std::size_t count) {
+    PagePrefault(p, count * sizeof(double)).ensure(count * sizeof(double));
+  }
   /// Column t_.size() of the column store; its capacity is the expected
   /// count (exact for fixed steps and output times), doubled if exceeded.
   void store_column(const Vec& x) {
@@ -129,7 +143,9 @@ class OutputCollector final : public Observer {
       release();
       cols_ = p;
       cols_capacity_ = cap;
+      prefault_.reset(p, cap * n * sizeof(double), k * n * sizeof(double));
     }
+    prefault_.ensure((k + 1) * n * sizeof(double));  // fresh pages a block at a time (PagePrefault.hpp)
     std::copy(x.data(), x.data() + n, cols_ + k * n);
   }
   void release() {
@@ -182,6 +198,7 @@ class OutputCollector final : public Observer {
   std::size_t expected_ = 0;
   double* cols_ = nullptr;  ///< the column store (columns_), n_ x cols_capacity_
   std::size_t cols_capacity_ = 0;
+  PagePrefault prefault_;  ///< of the store being written (cols_ or x_)
 };
 
 }  // namespace odepkg::binding
