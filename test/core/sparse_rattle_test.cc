@@ -112,6 +112,75 @@ TEST(SparseRattle, PatternThatGrowsIsMerged) {
   EXPECT_GE(Ps->sparse_pattern_version(), 2);  // first pattern, then the merged one
 }
 
+/// The chain with its own f (sparse or dense G).
+std::unique_ptr<HamiltonianProblem> chain_with_field(const Chain& c, bool sparse, HamiltonianProblem::Field f) {
+  auto P = std::make_unique<HamiltonianProblem>(c.d(), std::move(f));
+  P->set_constraints(
+      c.m(), [c](const ConstVecRef& q, VecRef out) { c.g(q, out); },
+      sparse ? HamiltonianProblem::ConstraintGrad() : [c](const ConstVecRef& q, MatRef G) { c.G_dense(q, G); });
+  if (sparse) P->set_sparse_constraint_grad([c](const ConstVecRef& q, SpMat& G) { c.G_sparse(q, G); });
+  return P;
+}
+
+// After 8 steps the sparse step predicts T_p from the learned diagonal
+// model and checks it, and the finiteness of f, in its half kick's pass.  A
+// force that turns NaN fails the step (never a silent NaN state), and the
+// step from the same point succeeds once f is finite again, on the same
+// trajectory as a run that never met the NaN.
+TEST(SparseRattle, NonFiniteForceFailsTheAffineStep) {
+  Chain c;
+  c.N = 20;
+  const Vec x0 = c.zigzag(0.3, 0.9);
+  for (const bool in_velocity : {false, true}) {
+    bool poison = false;
+    auto P = chain_with_field(c, true, [&poison, in_velocity](double t, const ConstVecRef& x, VecRef dx) {
+      Chain::field(t, x, dx);
+      if (poison) dx(in_velocity ? 3 : dx.size() - 3) = std::numeric_limits<double>::quiet_NaN();
+    });
+    auto Pref = chain_with_field(c, true, &Chain::field);
+    Rattle r(*P, true), rref(*Pref, true);
+    const auto yref = run(*Pref, rref, x0, 0.01, 30);
+    Point a(P->state_size()), b(P->state_size());
+    a.set(0.0, x0);
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_EQ(r.step(a, 0.01, b), StepStatus::Success) << i;
+      std::swap(a, b);
+    }
+    poison = true;
+    EXPECT_EQ(r.step(a, 0.01, b), StepStatus::NonFinite) << (in_velocity ? "NaN in H_p" : "NaN in the force");
+    poison = false;
+    for (int i = 20; i < 30; ++i) {
+      ASSERT_EQ(r.step(a, 0.01, b), StepStatus::Success) << i;
+      std::swap(a, b);
+    }
+    EXPECT_TRUE(a.x.allFinite());
+    EXPECT_LE((a.x - yref.back()).lpNorm<Eigen::Infinity>(), 1e-12 * yref.back().lpNorm<Eigen::Infinity>());
+  }
+}
+
+// A velocity that stops matching the learned model (here H_p = p up to
+// t = 0.2, then 1.25 p: a kinetic energy that changes with t, still
+// separable) is caught by the check in the half kick's pass: the model is
+// dropped and the step redone the general way, so the sparse trajectory
+// stays the dense one.
+TEST(SparseRattle, VelocityModelThatStopsMatchingIsDropped) {
+  Chain c;
+  c.N = 20;
+  const Vec x0 = c.zigzag(0.3, 0.9);
+  auto f = [](double t, const ConstVecRef& x, VecRef dx) {
+    Chain::field(t, x, dx);
+    if (t > 0.2) dx.head(x.size() / 2) *= 1.25;
+  };
+  auto Pd = chain_with_field(c, false, f), Ps = chain_with_field(c, true, f);
+  Rattle rd(*Pd, true), rs(*Ps, true);
+  const auto yd = run(*Pd, rd, x0, 0.01, 40), ys = run(*Ps, rs, x0, 0.01, 40);
+  ASSERT_EQ(ys.size(), 40u);
+  EXPECT_LE(max_diff(yd, ys), 1e-11 * yd.back().lpNorm<Eigen::Infinity>());
+  // and the velocity is 1.25 p after t = 0.2: G H_p = 0 holds for it
+  const auto res = c.residuals(ys.back());
+  EXPECT_LE(res.first, 1e-10);
+}
+
 // A 10^4-link chain, 200 steps: constraints and hidden constraints at
 // round-off, energy bounded (symplectic: no drift).
 TEST(SparseRattle, LongChainStaysOnTheManifold) {

@@ -2,9 +2,10 @@
 // step with a diagonal quadratic kinetic energy, T_p(p) = w .* p + b
 // (SparseSeparableRattle::step_affine), as single passes over the columns
 // of a compressed G (m x d): column j of G touches coordinate j of every
-// d-vector, so a product G^T x, the updates of q and p that use it and their
-// norms are one loop instead of five (at d = 2*10^4 each vector pass costs
-// about as much as a product with G).  The formulas are those of the step:
+// d-vector, so a product G^T x, the updates of q and p that use it, their
+// norms and their finiteness are one loop instead of five or more (at
+// d = 2*10^4 each vector pass costs about as much as a product with G; at
+// 2*10^5 the step is bound by memory traffic).  The formulas are those of the step:
 //   p_{1/2} = p_0 + h/2 F_0 - G_0^T L,   q_1 = q_0 + h T_p(p_{1/2}),
 //   p_1 = p_{1/2} + h/2 F_1 - G_1^T M,   G_1 T_p(p_1) = 0
 // (Hairer, Lubich, Wanner, "Geometric Numerical Integration", VII.1.4).
@@ -25,64 +26,118 @@ struct Velocity {
   const double* b;
 };
 
+/// The norms a sweep takes on its way (running maxima in registers: one
+/// maxsd per entry, far below the loop's own latency; `zero` sums x * 0 over
+/// the values written, so it is 0 when they are all finite and NaN
+/// otherwise: Finite.hpp).
+struct SweepNorms {
+  double q_in = 0.0;   ///< |q0|_inf (start_positions)
+  double p_in = 0.0;   ///< |p0|_inf (start_positions)
+  double p_out = 0.0;  ///< |p| written: ph (start_positions), p1 (apply_velocity_multipliers)
+  double q_out = 0.0;  ///< |q1|_inf written (correct_positions)
+  double dp = 0.0;     ///< |G^T delta|_inf (correct_positions)
+  double zero = 0.0;   ///< 0 iff every value written is finite
+};
+
+/// max(a, |x|) (a NaN x is dropped: the sweeps' `zero` reports it).
+inline double max_abs(double a, double x) { return std::max(a, std::abs(x)); }
+
 /// The start of the position Newton: with c = h/2 and u = G0^T L,
-///   ph = p0 + c F0 - u,  q1 = q0 + h T_p(ph)   (p_{1/2}, q_1 at the guess L).
-/// (The sweeps keep no running maxima: a max over a loop is a chain of
-/// dependent instructions; the norms the step needs are taken after, by
-/// Eigen's vectorized reductions.)
-inline void start_positions(const SpMat& G0, const double* L, Velocity v, double h, const double* q0,
-                            const double* p0, const double* F0, double* q1, double* ph) {
+///   ph = p0 + c F0 - u,  q1 = q0 + h T_p(ph)   (p_{1/2}, q_1 at the guess L),
+/// with |q0|, |p0| (the round-off weight's) and |ph| taken on the way: the
+/// step reads no vector twice for its norms.
+inline SweepNorms start_positions(const SpMat& G0, const double* L, Velocity v, double h, const double* q0,
+                                  const double* p0, const double* F0, double* q1, double* ph) {
   const int* outer = G0.outerIndexPtr();
   const int* inner = G0.innerIndexPtr();
   const double* g = G0.valuePtr();
   const double c = 0.5 * h;
+  double qa = 0.0, pa = 0.0, ha = 0.0, zero = 0.0;
   for (int j = 0; j < G0.outerSize(); ++j) {
     double uj = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) uj += g[k] * L[inner[k]];
     const double pj = (p0[j] + c * F0[j]) - uj;
+    const double qj = q0[j] + h * (v.w[j] * pj + v.b[j]);
     ph[j] = pj;
-    q1[j] = q0[j] + h * (v.w[j] * pj + v.b[j]);
+    q1[j] = qj;
+    qa = max_abs(qa, q0[j]);
+    pa = max_abs(pa, p0[j]);
+    ha = max_abs(ha, pj);
+    zero += (pj + qj) * 0.0;
   }
+  SweepNorms n;
+  n.q_in = qa;
+  n.p_in = pa;
+  n.p_out = ha;
+  n.zero = zero;
+  return n;
 }
 
 /// A Newton correction of the position multipliers, L += delta: with
 /// dp = G0^T delta, ph -= dp and q1 -= h w .* dp (T_p affine: q1 stays
 /// q0 + h T_p(ph)); two vectors updated in place, none kept beside them.
-/// Returns |dp|_inf (the size of the correction).
-inline double correct_positions(const SpMat& G0, const double* delta, Velocity v, double h, double* q1,
-                                double* ph) {
+/// Returns |dp|_inf (the size of the correction), |q1|_inf and whether q1
+/// and ph are finite (every entry is rewritten: the last correction's
+/// figures are those of the Newton's result).
+inline SweepNorms correct_positions(const SpMat& G0, const double* delta, Velocity v, double h, double* q1,
+                                    double* ph) {
   const int* outer = G0.outerIndexPtr();
   const int* inner = G0.innerIndexPtr();
   const double* g = G0.valuePtr();
-  double a0 = 0.0, a1 = 0.0;  // two chains of max: even and odd columns
+  double da = 0.0, qa = 0.0, zero = 0.0;
   const int n = G0.outerSize();
   for (int j = 0; j < n; ++j) {
     double dp = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) dp += g[k] * delta[inner[k]];
-    ph[j] -= dp;
-    q1[j] -= h * (v.w[j] * dp);
-    if (j & 1)
-      a1 = std::max(a1, std::abs(dp));
-    else
-      a0 = std::max(a0, std::abs(dp));
+    const double pj = ph[j] - dp;
+    const double qj = q1[j] - h * (v.w[j] * dp);
+    ph[j] = pj;
+    q1[j] = qj;
+    da = max_abs(da, dp);  // (a NaN dp shows in zero)
+    qa = max_abs(qa, qj);
+    zero += (pj + qj) * 0.0;
   }
-  return std::max(a0, a1);  // (a NaN is not seen here: the caller checks q1, ph)
+  SweepNorms r;
+  r.dp = da;
+  r.q_out = qa;
+  r.zero = zero;
+  return r;
 }
 
-/// The half kick at q_1 and the velocity it gives: with c = h/2,
-///   pstar = ph + c F1,  v = T_p(pstar),  force = F1 (the next step's F_0).
-/// (G_1 v, the velocity system's right-hand side, follows over G_1's rows:
-/// SparseRowView.)
-inline void half_kick(Eigen::Index d, Velocity v, double h, const double* ph, const double* F1, double* pstar,
-                      double* force, double* vel) {
+/// AffineVelocity's check of T_p at p_{1/2} against the true H_p of f's
+/// call there, in the half kick's pass (AffineVelocity::judge_figures reads
+/// them): `zero` sums H_p * 0 and F_1 * 0 (both checked finite here: the
+/// step calls f unchecked), the maxima of |p_{1/2}|, |H_p| and the miss.
+struct VelocityCheck {
+  double zero = 0.0, p_max = 0.0, hp_max = 0.0, miss = 0.0;
+};
+
+/// The half kick at q_1 and the velocity it gives: with c = h/2 and
+/// f(t_1, [q_1; p_{1/2}]) = [hp; F1],
+///   pstar = ph + c F1,  v = T_p(pstar),  force = F1 (the next step's F_0),
+/// and the check of the model at ph: hp = T_p(ph)?  (G_1 v, the velocity
+/// system's right-hand side, follows over G_1's rows: SparseRowView.)
+inline VelocityCheck confirm_and_kick(Eigen::Index d, Velocity v, double h, const double* ph, const double* hp,
+                                      const double* F1, double* pstar, double* force, double* vel) {
   const double c = 0.5 * h;
+  VelocityCheck k;
+  double zero = 0.0, pm = 0.0, hm = 0.0, miss = 0.0;
   for (Eigen::Index j = 0; j < d; ++j) {
-    const double f = F1[j];
-    const double ps = ph[j] + c * f;
+    const double f = F1[j], p = ph[j], t = hp[j];
+    zero += (t + f) * 0.0;
+    pm = std::max(pm, std::abs(p));
+    hm = std::max(hm, std::abs(t));
+    miss = std::max(miss, std::abs(t - (v.w[j] * p + v.b[j])));
+    const double ps = p + c * f;
     pstar[j] = ps;
     force[j] = f;
     vel[j] = v.w[j] * ps + v.b[j];
   }
+  k.zero = zero;
+  k.p_max = pm;
+  k.hp_max = hm;
+  k.miss = miss;
+  return k;
 }
 
 /// The velocity multipliers applied:
@@ -90,19 +145,30 @@ inline void half_kick(Eigen::Index d, Velocity v, double h, const double* ph, co
 /// (G_1 vel, the hidden constraint, follows over G_1's rows), with q1
 /// copied to q_out alongside (the step's output state; pass null to skip).
 /// p1 may be pstar itself (each entry is read before it is written).
-inline void apply_velocity_multipliers(const SpMat& G1, const double* M, Velocity v, const double* pstar,
-                                       double* p1, double* vel, const double* q1, double* q_out) {
+/// Returns |p1|_inf and whether p1 and q_out are finite.
+inline SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, Velocity v, const double* pstar,
+                                             double* p1, double* vel, const double* q1, double* q_out) {
   const int* outer = G1.outerIndexPtr();
   const int* inner = G1.innerIndexPtr();
   const double* g = G1.valuePtr();
+  double pa = 0.0, zero = 0.0;
   for (int j = 0; j < G1.outerSize(); ++j) {
     double s = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) s += g[k] * M[inner[k]];
     const double pj = pstar[j] - s;
     p1[j] = pj;
     vel[j] = v.w[j] * pj + v.b[j];
-    if (q_out) q_out[j] = q1[j];
+    pa = max_abs(pa, pj);
+    if (q_out) {
+      q_out[j] = q1[j];
+      zero += q1[j] * 0.0;
+    }
+    zero += pj * 0.0;
   }
+  SweepNorms r;
+  r.p_out = pa;
+  r.zero = zero;
+  return r;
 }
 
 }  // namespace odepkg::sweeps

@@ -357,14 +357,14 @@ class SparseSeparableRattle : private RattleAcceptance {
     }
     double* q1 = x2_.data();
     double* ph = x2_.data() + d;
-    sweeps::start_positions(G0_, L_.data(), vel, h, from.x.data(), from.x.data() + d, from.force.data(), q1, ph);
-    const double weight = roundoff_weight_of_norms(h, velocity_.matrix_norm(), inf_norm(from.x.head(d)),
-                                                   inf_norm(from.x.tail(d)), opts_.tol);
+    const sweeps::SweepNorms start =
+        sweeps::start_positions(G0_, L_.data(), vel, h, from.x.data(), from.x.data() + d, from.force.data(), q1, ph);
+    const double weight = roundoff_weight_of_norms(h, velocity_.matrix_norm(), start.q_in, start.p_in, opts_.tol);
     // the scale of p in the corrections' test: |p_{1/2}| at the guess (the
     // corrections change it by round-off, relative)
-    const double phn = inf_norm(x2_.tail(d));
+    const double phn = start.p_out;
     long it = 0;
-    double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0, rate = 0.0;
+    double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0, rate = 0.0, q1n = 0.0;
     bool ok = false;
     for (;;) {
       if (!problem_.constraint(x2_.head(d), gv_)) return true;
@@ -379,16 +379,16 @@ class SparseSeparableRattle : private RattleAcceptance {
         delta_(i) *= ih;
         L_(i) += delta_(i);
       }
-      const double dpn =
-          sweeps::correct_positions(G0_, delta_.data(), vel, h, q1, ph);
-      const double nd = weight * dpn / std::max(1.0, phn);
-      if (!std::isfinite(nd)) break;
+      const sweeps::SweepNorms corr = sweeps::correct_positions(G0_, delta_.data(), vel, h, q1, ph);
+      const double nd = weight * corr.dp / std::max(1.0, phn);
+      if (!std::isfinite(nd) || !(corr.zero == 0.0)) break;
       const double theta = it > 0 ? nd / prev : 1.0;
       if (it > 0 && nd > kRateFloor) rate = std::max(rate, theta);
       const double eta = theta / (1.0 - theta);
       if (nd <= opts_.tol || (theta < 0.5 && eta * nd <= std::min(opts_.tol, kRoundoffLeft))) {
         if (nd > opts_.tol) g_scale = eta;
-        ok = all_finite(x2_);  // a NaN correction is not seen by the max in the sweep
+        q1n = corr.q_out;  // (q_1 and p_{1/2} finite: corr.zero)
+        ok = true;
         break;
       }
       if ((it > 0 && nd >= 0.5 * prev) || it >= opts_.max_iterations) break;
@@ -400,25 +400,25 @@ class SparseSeparableRattle : private RattleAcceptance {
     judge_simplified(ok, rate, it);
     if (!ok) return false;
     const double gn = g_scale * inf_norm(gv_);
-    const double q1n = inf_norm(x2_.head(d));
     if (constraints_violated_at_norm(gn, q1n, opts_.tol)) {
       status = StepStatus::ConstraintsViolated;
       return true;
     }
-    // 2. f at [q_1; p_{1/2}]: the force F_1 and a check of T_p(p_{1/2}).
-    if (!problem_.field(t1, x2_, work_)) return false;
-    if (!velocity_.confirm_at(ph, work_.data())) {
-      if (!velocity_.active()) {
-        have_model_weights_ = false;
-        have_tpp_ = false;
-        check_claims(t1, x2_, work_);
-      }
+    // 2. f at [q_1; p_{1/2}]: the force F_1 and a check of T_p(p_{1/2}),
+    // both checked finite by the half kick's pass (f is called unchecked).
+    problem_.field_unchecked(t1, x2_, work_);
+    const sweeps::VelocityCheck check = sweeps::confirm_and_kick(d, vel, h, ph, work_.data(), work_.data() + d,
+                                                                 pstar_.data(), to.force.data(), vel_.data());
+    if (!velocity_.judge_figures(check.zero, check.p_max, check.hp_max, check.miss)) {
+      if (!(check.zero == 0.0)) return false;  // a non-finite f: the step fails, the model stays
+      have_model_weights_ = false;
+      have_tpp_ = false;
+      check_claims(t1, x2_, work_);
       return false;
     }
     ++st.newton_solves;
     if (!problem_.constraint_grad_sparse(x2_.head(d), G1_)) return true;
     // 3. Velocity multipliers, linear for affine T_p: G_1 W G_1^T M = G_1 T_p(p*).
-    sweeps::half_kick(d, vel, h, ph, work_.data() + d, pstar_.data(), to.force.data(), vel_.data());
     G1rows_.assign(G1_, pattern_token(G1_));
     const double Gn = G1rows_.multiply(vel_.data(), hid_.data());
     record_residual_norm(st.max_constraint_residual, gn, Gn, q1n);
@@ -430,23 +430,27 @@ class SparseSeparableRattle : private RattleAcceptance {
     } else {
       if (!factor_K(G1_, w, from.t)) return true;
       K_.solve(hid_, M_);
-      sweeps::apply_velocity_multipliers(G1_, M_.data(), vel, pstar_.data(), p1, vel_.data(), q1, to.x.data());
+      sweeps::SweepNorms out =
+          sweeps::apply_velocity_multipliers(G1_, M_.data(), vel, pstar_.data(), p1, vel_.data(), q1, to.x.data());
       G1rows_.multiply(vel_.data(), hid_.data());
       // one step of iterative refinement when the solve left more than
       // round-off (ill-conditioned K, dropped pivots): O(nnz)
-      double hp_scale = velocity_.matrix_norm() * inf_norm(to.x.tail(d));  // |A| |p_1|
+      double hp_scale = velocity_.matrix_norm() * out.p_out;  // |A| |p_1|
       if (inf_norm(hid_) > kRoundoffLeft * std::max(1.0, Gn * hp_scale)) {
         K_.solve(hid_, delta_);
         M_ += delta_;
-        sweeps::apply_velocity_multipliers(G1_, delta_.data(), vel, p1, p1, vel_.data(), nullptr, nullptr);
+        const double first = out.zero;  // (it covers the copy of q_1)
+        out = sweeps::apply_velocity_multipliers(G1_, delta_.data(), vel, p1, p1, vel_.data(), nullptr, nullptr);
+        out.zero += first;
         G1rows_.multiply(vel_.data(), hid_.data());
-        hp_scale = velocity_.matrix_norm() * inf_norm(to.x.tail(d));
+        hp_scale = velocity_.matrix_norm() * out.p_out;
       }
       record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, hp_scale);
+      if (!(out.zero == 0.0)) return true;  // (status NonFinite)
     }
     to.has_force = true;
     to.t = t1;
-    if (!all_finite(to.x)) return true;
+    if (shake_ && !all_finite(to.x)) return true;
     remember_step(q0, x2_.head(d), h, cont, false);
     status = StepStatus::Success;
     return true;

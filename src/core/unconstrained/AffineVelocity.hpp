@@ -127,23 +127,11 @@ class AffineVelocity {
     }
     return judge(zero, p_max, hp_max, miss);
   }
-  /// predict(p) and confirm(p, hp_true) in one pass (a diagonal A: the
-  /// prediction itself is not kept).
-  bool confirm_at(const double* p, const double* hp_true) {
-    if (!diagonal_) {
-      predict(p);
-      return confirm(p, hp_true);
-    }
-    const Eigen::Index d = v_.size();
-    const double* a = diag_.data();
-    const double* b = b_.data();
-    double zero = 0.0, p_max = 0.0, hp_max = 0.0, miss = 0.0;
-    for (Eigen::Index i = 0; i < d; ++i) {
-      zero += hp_true[i] * 0.0;
-      p_max = std::max(p_max, std::abs(p[i]));
-      hp_max = std::max(hp_max, std::abs(hp_true[i]));
-      miss = std::max(miss, std::abs(hp_true[i] - (a[i] * p[i] + b[i])));
-    }
+  /// The verdict of confirm() from its four figures, for a caller that
+  /// takes them in a pass of its own (the sparse RATTLE's half kick,
+  /// AffineRattleSweeps.hpp): zero = sum of H_p * 0 (0 iff finite), the
+  /// maxima of |p|, |H_p| and |H_p - (A p + b)|.
+  bool judge_figures(double zero, double p_max, double hp_max, double miss) {
     return judge(zero, p_max, hp_max, miss);
   }
 
