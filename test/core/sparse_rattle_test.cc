@@ -13,10 +13,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace odepkg;
@@ -597,6 +599,211 @@ TEST(SparseGramSolver, BandedProductLU) {
   A2 << Ad.topRows(6), Ad.row(5), Ad.bottomRows(c.N - 6);
   B2 << Bd.topRows(6), Bd.row(5), Bd.bottomRows(c.N - 6);
   check(SpMat(A2.sparseView()), SpMat(B2.sparseView()), true);
+}
+
+// A random m x 2m G whose K = G W G^T has bandwidth `band`: band 1, a
+// chain's structure (columns 2k and 2k + 1 on rows k and k + 1: adjacent
+// rows share two columns); band 2, column 2k on rows k, k + 1, k + 2 and
+// column 2k + 1 on rows k and k + 2 (rows k, k + 1 share columns 2k - 2 and
+// 2k; rows k, k + 2 share 2k and 2k + 1).  G(k, 2k) in +-[1, 2], the rest
+// in [-1/4, 1/4]: the columns 2k alone give a lower triangular matrix of
+// dominant diagonal, so cond(K) stays small.  Row `zero_row`'s entries are
+// stored zeros (the same structure, one pivot to drop).
+SpMat banded_G(int m, int band, std::mt19937& gen, int zero_row = -1) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<Eigen::Triplet<double>> t;
+  auto add = [&](int r, int c, double v) {
+    if (r < m) t.emplace_back(r, c, r == zero_row ? 0.0 : v);
+  };
+  for (int k = 0; k < m; ++k) {
+    add(k, 2 * k, (u(gen) < 0.5 ? -1.0 : 1.0) * (1.0 + u(gen)));
+    add(k, 2 * k + 1, 0.5 * u(gen) - 0.25);
+    add(k + 1, 2 * k, 0.5 * u(gen) - 0.25);
+    add(k + band, 2 * k + 1, 0.5 * u(gen) - 0.25);
+    if (band == 2) add(k + 2, 2 * k, 0.5 * u(gen) - 0.25);
+  }
+  SpMat G(m, 2 * m);
+  G.setFromTriplets(t.begin(), t.end());
+  G.makeCompressed();
+  return G;
+}
+
+// G diag(w) G^T, dense, by sparse products.
+Mat gram_dense(const SpMat& G, const Vec& w) {
+  const SpMat Gw = G * w.asDiagonal();
+  return Mat(SpMat(Gw * SpMat(G.transpose())));
+}
+
+// K's band assembled from G's row view, factor(G, rows, w), against the
+// column assembly, factor(G, w), and a dense LLT: the same pivots, rank,
+// twisted factorization and solution, on the structures of banded_G with
+// new values at each call (one structure token), then with a zero row at
+// either end or in the middle (the dropped pivot: the same rank and G^T x,
+// against the minimum-norm solution for m <= 64).  A view of other values
+// on G's structure (outside the precondition) gives the K of its values:
+// the band is read from the view, not from G.
+TEST(SparseGramSolver, RowViewAssemblyAgreesWithColumnAssembly) {
+  std::mt19937 gen(17);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  auto random_vec = [&](int n, double lo, double hi) {
+    Vec v(n);
+    for (int i = 0; i < n; ++i) v(i) = lo + (hi - lo) * u(gen);
+    return v;
+  };
+  const long token = 5;
+  for (const int band : {1, 2})
+    for (const int m : {1, 2, 3, 7, 64, 1001}) {
+      SparseGramSolver cs, rs;
+      SparseRowView rv;
+      auto factor_both = [&](const SpMat& G, const Vec& w) {
+        rv.assign(G, token);
+        const bool ok_c = cs.factor(G, w, token), ok_r = rs.factor(G, rv, w, token);
+        ASSERT_TRUE(ok_c);
+        ASSERT_TRUE(ok_r);
+        EXPECT_TRUE(rs.natural_ordering());
+        EXPECT_EQ(rs.twisted(), cs.twisted());
+        EXPECT_EQ(rs.rank_deficient(), cs.rank_deficient());
+        EXPECT_EQ(rs.rank(), cs.rank());
+        if (std::isfinite(cs.condition_estimate())) {
+          EXPECT_NEAR(rs.condition_estimate(), cs.condition_estimate(), 1e-12 * cs.condition_estimate());
+        } else {
+          EXPECT_EQ(rs.condition_estimate(), cs.condition_estimate());
+        }
+      };
+      const std::string where = "band " + std::to_string(band) + " m " + std::to_string(m);
+      SpMat G;
+      Vec w;
+      for (int rep = 0; rep < 3; ++rep) {  // rep 0: the first call analyses (the column path)
+        G = banded_G(m, band, gen);
+        w = random_vec(2 * m, 0.5, 2.0);
+        factor_both(G, w);
+        EXPECT_FALSE(rs.rank_deficient()) << where;
+        EXPECT_EQ(rs.twisted(), std::min(band, m - 1) == 1) << where;  // K's bandwidth min(band, m - 1)
+        const Mat K = gram_dense(G, w);
+        const Eigen::LLT<Mat> llt(K);
+        for (int r = 0; r < 2; ++r) {
+          const Vec b = random_vec(m, -1.0, 1.0);
+          const Vec xd = llt.solve(b);
+          Vec xc(m), xr = b;
+          cs.solve(b, xc);
+          rs.solve(xr, xr);
+          EXPECT_LE((xr - xd).norm(), 1e-12 * xd.norm()) << where << " rep " << rep;
+          EXPECT_LE((xr - xc).norm(), 1e-12 * xc.norm()) << where << " rep " << rep;
+        }
+      }
+      // the band read from the view: a view of other values on G's structure
+      const SpMat G2 = banded_G(m, band, gen);
+      rv.assign(G2, token);
+      ASSERT_TRUE(rs.factor(G, rv, w, token));
+      {
+        const Mat K2 = gram_dense(G2, w);
+        const Vec b = random_vec(m, -1.0, 1.0);
+        Vec x(m);
+        rs.solve(b, x);
+        const Vec x2 = K2.llt().solve(b);
+        EXPECT_LE((x - x2).norm(), 1e-12 * x2.norm()) << where;
+      }
+      // a zero row: one pivot dropped (the one-sided LDL^T), as by the column path
+      for (const int row : {0, m / 2, m - 1}) {
+        const SpMat Gz = banded_G(m, band, gen, row);
+        w = random_vec(2 * m, 0.5, 2.0);
+        factor_both(Gz, w);
+        EXPECT_TRUE(rs.rank_deficient()) << where << " row " << row;
+        EXPECT_EQ(rs.rank(), m - 1) << where << " row " << row;
+        EXPECT_FALSE(rs.twisted());
+        const Mat K = gram_dense(Gz, w);
+        const Vec b = K * random_vec(m, -1.0, 1.0);  // consistent
+        Vec xc(m), xr(m);
+        cs.solve(b, xc);
+        rs.solve(b, xr);
+        const Vec fc = Gz.transpose() * xc, fr = Gz.transpose() * xr;
+        EXPECT_LE((xr - xc).norm(), 1e-12 * std::max(xc.norm(), 1e-300)) << where << " row " << row;
+        EXPECT_LE((fr - fc).norm(), 1e-12 * std::max(fc.norm(), 1e-300)) << where << " row " << row;
+        EXPECT_LE((K * xr - b).lpNorm<Eigen::Infinity>(), 1e-12 * std::max(b.norm(), 1e-300)) << where;
+        if (m <= 64) {
+          const Vec xmin = K.completeOrthogonalDecomposition().solve(b);
+          const Vec fmin = Gz.transpose() * xmin;
+          EXPECT_LE((fr - fmin).norm(), 1e-12 * std::max(fmin.norm(), 1e-300))
+              << where << " row " << row;
+        }
+      }
+    }
+}
+
+// The pairs of an off-diagonal slot are all the columns its two rows share:
+// G (3 x 4) with rows 0 and 1 sharing columns 1 and 2, rows 1 and 2 column
+// 3 (K(1, 0) the sum of two products, K(2, 0) structurally zero); a pair
+// left out or misplaced changes K by O(1); an infinite weight makes factor
+// refuse K as the column path does.  A view of another structure of
+// the same sizes and count of nonzeros, or a view never assigned, is not
+// used (the column path: G's own K); a view analysed again (token -1) at
+// every call, and a change of G's structure and back, still give G's K.
+TEST(SparseGramSolver, RowViewPairsOfSharedColumns) {
+  auto make = [](int rows, int cols, std::vector<Eigen::Triplet<double>> t) {
+    SpMat G(rows, cols);
+    G.setFromTriplets(t.begin(), t.end());
+    G.makeCompressed();
+    return G;
+  };
+  const SpMat G = make(3, 4, {{0, 0, 1.5}, {0, 1, -0.7}, {0, 2, 0.9}, {1, 1, 1.1}, {1, 2, 0.8}, {1, 3, -0.6},
+                              {2, 3, 1.3}});
+  // same sizes and count of nonzeros, another structure (rows 0 and 1 share columns 0 and 2)
+  const SpMat H = make(3, 4, {{0, 0, 1.5}, {0, 1, -0.7}, {0, 2, 0.9}, {1, 0, 1.1}, {1, 2, 0.8}, {1, 3, -0.6},
+                              {2, 3, 1.3}});
+  // another structure of a tridiagonal K: a 4 x 5 chain
+  const SpMat C = make(4, 5, {{0, 0, 1.2}, {0, 1, 0.3}, {1, 1, -1.4}, {1, 2, 0.2}, {2, 2, 1.7}, {2, 3, -0.4},
+                              {3, 3, 1.1}, {3, 4, 0.5}});
+  const Vec w4 = (Vec(4) << 0.7, 1.3, 1.9, 0.6).finished();
+  const Vec w5 = (Vec(5) << 1.1, 0.8, 1.6, 0.9, 1.2).finished();
+  auto check = [](SparseGramSolver& s, const SpMat& A, const Vec& w, const char* what) {
+    const Mat Ad = Mat(A);
+    const Mat K = Ad * w.asDiagonal() * Ad.transpose();
+    const Vec b = Vec::LinSpaced(A.rows(), 1.0, -0.5);
+    Vec x(A.rows());
+    s.solve(b, x);
+    const Vec xd = K.llt().solve(b);
+    EXPECT_LE((x - xd).norm(), 1e-13 * xd.norm()) << what;
+    EXPECT_LE((K * x - b).lpNorm<Eigen::Infinity>(), 1e-13 * b.norm()) << what;
+  };
+  SparseGramSolver s;
+  SparseRowView rv, other, never;
+  rv.assign(G, 1);
+  other.assign(H, 1);
+  for (int call = 0; call < 2; ++call) {  // call 0 analyses, call 1 the row path
+    ASSERT_TRUE(s.factor(G, rv, w4, 1));
+    EXPECT_TRUE(s.natural_ordering());
+    EXPECT_TRUE(s.twisted());
+    check(s, G, w4, call == 0 ? "first call" : "row view");
+  }
+  Vec wbad = w4;  // a K not finite: refused on the row path too
+  wbad(3) = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(s.factor(G, rv, wbad, 1));
+  EXPECT_FALSE(s.valid());
+  ASSERT_TRUE(s.factor(G, rv, w4, 1));
+  check(s, G, w4, "after a K not finite");
+  ASSERT_TRUE(s.factor(G, other, w4, 1));
+  check(s, G, w4, "a view of another structure");
+  ASSERT_TRUE(s.factor(G, never, w4, 1));
+  check(s, G, w4, "a view never assigned");
+  ASSERT_TRUE(s.factor(G, rv, w4, 1));
+  check(s, G, w4, "the view of G again");
+  for (int call = 0; call < 2; ++call) {
+    rv.assign(G, -1);
+    ASSERT_TRUE(s.factor(G, rv, w4, -1));
+    check(s, G, w4, "a view analysed again");
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int call = 0; call < 2; ++call) {
+      rv.assign(C, -1);
+      ASSERT_TRUE(s.factor(C, rv, w5, -1));
+      check(s, C, w5, "another structure");
+    }
+    for (int call = 0; call < 2; ++call) {
+      rv.assign(G, -1);
+      ASSERT_TRUE(s.factor(G, rv, w4, -1));
+      check(s, G, w4, "back to G");
+    }
+  }
 }
 
 // The initial projection with a sparse G: off the manifold -> on it.

@@ -29,6 +29,7 @@
 
 #include "Finite.hpp"
 #include "SparsePatternUnion.hpp"
+#include "SparseRowView.hpp"
 #include "Types.hpp"
 
 #include <Eigen/Cholesky>
@@ -71,10 +72,85 @@ class SparseGramSolver {
   /// version), or -1; while it is the one last seen, the structure is not
   /// compared again (an O(nnz) pass).
   bool factor(const SpMat& G, const ConstVecRef& w, long pattern = -1) {
+    sync_gram(G, pattern);
+    return factor_synced(G, w);
+  }
+
+  /// The same factorization, with K's band (a banded K, once analysed by
+  /// the overload above or by this one's first call) assembled from `rows`,
+  /// a row view of G: over each row i, K_ii = sum_t w_col(t) G_t^2, and
+  /// K_ij (0 < i - j <= b) over the columns rows i and j share, from a list
+  /// of their pairs of positions in the view built once per structure.
+  /// Reads the view's arrays sequentially where the other path gathers
+  /// from G's values by per-product lists; the products are summed in the
+  /// same order (by column, (w_k G_ik) G_jk), so K is the same.
+  /// Precondition: `rows` holds G's values (rows.assign(G, ...) since G
+  /// last changed); K is assembled from the view's values.  Only its sizes
+  /// and count of nonzeros are checked per call, its structure against G's
+  /// once per structure; a view that fails these gets the path above.
+  bool factor(const SpMat& G, const SparseRowView& rows, const ConstVecRef& w, long pattern = -1) {
+    sync_gram(G, pattern);
+    if (!natural_ || band_version_ != gram_version_ || !row_pairs(G, rows)) return factor_synced(G, w);
+    valid_ = false;
+    null_ready_ = false;
+    twisted_ = false;
+    const int m = static_cast<int>(K_.rows()), b = b_;
+    const int* rs = rows.row_starts();
+    const int* col = rows.columns();
+    const double* v = rows.values();
+    const double* wp = w.data();
+    const int* ps = pair_start_.data();  // off-diagonal slot (j, j + d) at j b + d - 1
+    const int* pr = pairs_.data();       // (t_i, t_j) of each shared column
+    double* kb = Kb_.data();
+    double z = 0.0;  // sum of 0 K_ij: NaN iff an entry is not finite (all_finite fused in)
+    // K_jj = sum over row j of w_col(t) G_t^2
+    auto diagonal = [&](int j) {
+      double s = 0.0;
+      for (int t = rs[j]; t < rs[j + 1]; ++t) s += wp[col[t]] * v[t] * v[t];
+      return s;
+    };
+    // K_ij = sum over the columns k rows i and j share of w_k G_ik G_jk
+    auto shared = [&](int slot) {
+      double s = 0.0;
+      for (int u = ps[slot]; u < ps[slot + 1]; ++u) {
+        const int ti = pr[2 * u], tj = pr[2 * u + 1];
+        s += wp[col[ti]] * v[ti] * v[tj];
+      }
+      return s;
+    };
+    if (b == 1) {  // tridiagonal (a chain): no loop over the band's slots
+      for (int j = 0; j < m; ++j) {
+        const double s = diagonal(j), e = shared(j);
+        kb[2 * j] = s;
+        kb[2 * j + 1] = e;
+        z += s * 0.0 + e * 0.0;
+      }
+    } else {
+      for (int j = 0; j < m; ++j, kb += b + 1) {
+        kb[0] = diagonal(j);
+        z += kb[0] * 0.0;
+        for (int d = 1; d <= b; ++d) {
+          kb[d] = shared(j * b + d - 1);
+          z += kb[d] * 0.0;
+        }
+      }
+    }
+    if (z != 0.0) return false;
+    return band_factor(false);
+  }
+
+ private:
+  /// G's structure against the one analysed: compared unless `pattern` is
+  /// the token last seen (an O(nnz) pass), analysed again if it differs.
+  void sync_gram(const SpMat& G, long pattern) {
     if (!gram_ready_ || pattern < 0 || pattern != token_) {
       if (!gram_ready_ || !same_pattern(G, Gpattern_)) gram_pattern(G);
       token_ = pattern;
     }
+  }
+
+  /// factor() once G's structure is synced.
+  bool factor_synced(const SpMat& G, const ConstVecRef& w) {
     const double* gv = G.valuePtr();
     const int* outer = G.outerIndexPtr();
     if (natural_ && band_version_ == gram_version_) {
@@ -115,6 +191,72 @@ class SparseGramSolver {
     return factor_K();
   }
 
+  /// The pairs of view positions for the row-view assembly, for G's
+  /// structure and that of `rows`: false if the view is not of G's
+  /// structure.  The view's layout is a function of G's structure (a
+  /// counting sort by row), so the pairs are rebuilt only when G's changes;
+  /// a view analysed again is only checked against G.
+  bool row_pairs(const SpMat& G, const SparseRowView& rows) {
+    if (rows.structure_id() == 0 || rows.rows() != G.rows() || rows.cols() != G.cols() ||
+        rows.nonzeros() != G.nonZeros())
+      return false;
+    if (pair_view_ == rows.structure_id() && pair_checked_ == gram_version_) return pair_ok_;
+    pair_view_ = rows.structure_id();
+    pair_checked_ = gram_version_;
+    pair_ok_ = rows_match(G, rows);
+    if (pair_ok_ && pair_version_ != gram_version_) build_pairs(rows);
+    return pair_ok_;
+  }
+
+  /// Every entry of G, column by column, at the next position of its row
+  /// in the view (the view's columns ascend within a row).
+  bool rows_match(const SpMat& G, const SparseRowView& rows) {
+    const int m = static_cast<int>(G.rows());
+    const int* rs = rows.row_starts();
+    const int* col = rows.columns();
+    if (rs[0] != 0 || rs[m] != G.nonZeros()) return false;
+    pair_next_.assign(rs, rs + m);
+    const int* outer = G.outerIndexPtr();
+    const int* inner = G.innerIndexPtr();
+    for (int k = 0; k < G.outerSize(); ++k)
+      for (int a = outer[k]; a < outer[k + 1]; ++a) {
+        const int r = inner[a], t = pair_next_[r]++;
+        if (t >= rs[r + 1] || col[t] != k) return false;
+      }
+    return true;
+  }
+
+  /// For each off-diagonal slot (i, j), 0 < i - j <= b_, the positions
+  /// (t_i, t_j) in the view of G_ik and G_jk for the columns k the two rows
+  /// share (a merge of their ascending columns), in column order.
+  void build_pairs(const SparseRowView& rows) {
+    const int m = static_cast<int>(K_.rows()), b = b_;
+    const int* rs = rows.row_starts();
+    const int* col = rows.columns();
+    pair_start_.assign(static_cast<std::size_t>(m) * b + 1, 0);
+    pairs_.clear();
+    for (int j = 0; j < m; ++j)
+      for (int d = 1; d <= b; ++d) {
+        const int i = j + d;
+        if (i < m) {
+          int ti = rs[i], tj = rs[j];
+          while (ti < rs[i + 1] && tj < rs[j + 1]) {
+            if (col[ti] < col[tj]) {
+              ++ti;
+            } else if (col[tj] < col[ti]) {
+              ++tj;
+            } else {
+              pairs_.push_back(ti++);
+              pairs_.push_back(tj++);
+            }
+          }
+        }
+        pair_start_[static_cast<std::size_t>(j) * b + d] = static_cast<int>(pairs_.size() / 2);
+      }
+    pair_version_ = gram_version_;
+  }
+
+ public:
   /// Factorize the nonsymmetric S = A diag(w) B^T (A and B on one
   /// structure, as G(q_1) and G(q_0) on the fixed pattern) when its pattern,
   /// that of A A^T, has bandwidth <= kNaturalBand: a banded LU without
@@ -753,6 +895,12 @@ class SparseGramSolver {
   std::vector<int> band_start_, band_a_, band_c_, band_k_;  ///< each slot's products (a, c in G's values, column k)
   long band_version_ = -1;                ///< the gram_version_ of the band's product lists
   long token_ = -1;                       ///< the caller's token of Gpattern_
+  // the row-view assembly of the band (factor with a SparseRowView)
+  std::vector<int> pair_start_, pairs_;  ///< each off-diagonal slot's pairs (t_i, t_j) of view positions
+  std::vector<int> pair_next_;           ///< rows_match's cursor per row
+  long pair_version_ = -1;               ///< the gram_version_ of pairs_
+  long pair_view_ = -1, pair_checked_ = -1;  ///< the view's structure id and gram_version_ last checked
+  bool pair_ok_ = false;                 ///< that view matched G's structure
   Vec Kb_, Lb_, Db_, Dinv_;  ///< K's band, L's band, D, D^+ (0 for a dropped pivot)
   Eigen::Array<bool, Eigen::Dynamic, 1> keep_;
   Vec y_;

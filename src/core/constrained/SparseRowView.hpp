@@ -12,6 +12,7 @@
 #include "Types.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -51,6 +52,20 @@ class SparseRowView {
     return norm;
   }
 
+  // Read-only access (SparseGramSolver assembles K = G W G^T from the rows).
+  Eigen::Index rows() const { return rows_; }
+  Eigen::Index cols() const { return cols_; }
+  Eigen::Index nonzeros() const { return static_cast<Eigen::Index>(perm_.size()); }
+  /// Row i's entries at positions row_starts()[i] .. row_starts()[i+1]-1.
+  const int* row_starts() const { return start_.data(); }
+  /// Each entry's column, ascending within a row.
+  const int* columns() const { return col_.data(); }
+  /// Each entry's value (the last assign's G).
+  const double* values() const { return val_.data(); }
+  /// Identifies the structure analysed last: a new one, unique over all
+  /// views, at every analysis; 0 before the first.
+  long structure_id() const { return id_; }
+
  private:
   /// Counting sort of G's entries by row (columns stay ascending per row).
   void analyse(const SpMat& G) {
@@ -74,10 +89,17 @@ class SparseRowView {
         col_[t] = static_cast<int>(j);
       }
     analysed_ = true;
+    id_ = next_id();
+  }
+
+  static long next_id() {
+    static std::atomic<long> last{0};
+    return ++last;
   }
 
   bool analysed_ = false;
   long token_ = -1;
+  long id_ = 0;
   Eigen::Index rows_ = 0, cols_ = 0;
   std::vector<int> start_, col_, perm_;  ///< row starts, column of each entry, its position in G's values
   Vec val_;
