@@ -428,7 +428,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       to.x.head(d) = x2_.head(d);
       to.x.tail(d) = pstar_;
     } else {
-      if (!factor_K(G1_, w, from.t)) return true;
+      if (!factor_K(G1_, w, from.t, &G1rows_)) return true;
       K_.solve(hid_, M_);
       sweeps::SweepNorms out =
           sweeps::apply_velocity_multipliers(G1_, M_.data(), vel, pstar_.data(), p1, vel_.data(), q1, to.x.data());
@@ -458,8 +458,10 @@ class SparseSeparableRattle : private RattleAcceptance {
 
   // ---- linear algebra --------------------------------------------------------
   /// K = G W G^T factorized (rank noted in the shared state).
-  bool factor_K(const SpMat& G, const Vec& w, double t) {
-    if (!K_.factor(G, w, pattern_token(G))) return false;
+  /// `rows`: a row view holding G's values (G1rows_ for G1_), from which K's
+  /// band is assembled (SparseGramSolver::factor's second form).
+  bool factor_K(const SpMat& G, const Vec& w, double t, const SparseRowView* rows = nullptr) {
+    if (!(rows ? K_.factor(G, *rows, w, pattern_token(G)) : K_.factor(G, w, pattern_token(G)))) return false;
     note_rank(t);
     return true;
   }
