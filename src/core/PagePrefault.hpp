@@ -3,14 +3,11 @@
 // of one page fault per 4 KiB page.
 //
 // Why: a run's output is written once, column by column, into memory that
-// the kernel maps on first touch.  At 2*10^4 numbers per state that is 78
-// page faults per step, and each fault's trap costs more than zeroing its
-// page: measured on this project's machine (a scratch program writing 320
-// KB columns into fresh mmap'ed memory), 0.17 ms per column by faults
-// against 0.11 ms with the next 8 MiB populated ahead; 1.65 against 1.20 ms
-// for columns of 3.2 MB.  Elsewhere (another OS, an older kernel, memory
-// that is already mapped) the call fails or does nothing, and the writes
-// fault as before: only the cost changes, never a value.
+// the kernel maps on first touch, one trap per 4 KiB page (a state of
+// 2*10^4 numbers: 78 per step); the trap costs more than zeroing its page,
+// and one call per block maps the same pages without them.  Elsewhere
+// (another OS, an older kernel) the call fails or does nothing, and the
+// writes fault as before: only the cost changes, never a value.
 #ifndef ODEPKG_PAGE_PREFAULT_HPP
 #define ODEPKG_PAGE_PREFAULT_HPP
 
@@ -51,6 +48,7 @@ class PagePrefault {
   /// Populates ahead so that [base, base + end) is mapped (as far as the
   /// system allows).
   void ensure(std::size_t end) {
+    end = std::min(end, size_);
     if (!enabled_ || end <= ready_ || !base_) return;
     end = std::min(size_, std::max(end, ready_ + kBlock));
     const std::size_t page = page_size();
@@ -67,8 +65,8 @@ class PagePrefault {
  private:
   static std::size_t page_size() {
 #if defined(__linux__)
-    static const std::size_t p = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    return p > 0 ? p : 4096;
+    static const long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? static_cast<std::size_t>(p) : 4096;
 #else
     return 4096;
 #endif
@@ -79,9 +77,9 @@ class PagePrefault {
 #ifndef MADV_POPULATE_WRITE
     constexpr int MADV_POPULATE_WRITE = 23;  // linux/mman.h, 5.14
 #endif
-    // (the last, partial page of `len` is rounded up by the kernel; it lies
-    // inside the allocation, whose end is page-aligned for mmap'ed blocks,
-    // and populating mapped memory changes no value)
+    // (the last, partial page of `len` is rounded up by the kernel; it is
+    // in the same mapping as the allocation's last byte, and populating
+    // mapped memory changes no value)
     return madvise(p, len, MADV_POPULATE_WRITE) == 0;
 #else
     (void)p;

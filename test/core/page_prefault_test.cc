@@ -6,6 +6,8 @@
 
 #include <sys/mman.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <vector>
 
@@ -16,8 +18,8 @@ struct Fresh {
   explicit Fresh(std::size_t n) : size(n) {
     void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     base = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
-    // 4 KiB pages even where transparent huge pages are "always" (the
-    // counts below are of 4 KiB pages)
+    // base pages even where transparent huge pages are "always" (the
+    // counts below are of base pages)
     if (base) madvise(base, n, MADV_NOHUGEPAGE);
   }
   ~Fresh() {
@@ -27,9 +29,11 @@ struct Fresh {
   std::size_t size;
 };
 
+const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+
 /// Pages of [p, p + n) (p page-aligned) that are mapped (mincore).
 std::size_t resident_pages(char* p, std::size_t n) {
-  const std::size_t page = 4096, pages = (n + page - 1) / page;
+  const std::size_t page = kPage, pages = (n + page - 1) / page;
   std::vector<unsigned char> v(pages);
   if (mincore(p, n, v.data()) != 0) return std::size_t(-1);
   std::size_t r = 0;
@@ -51,7 +55,7 @@ TEST(PagePrefault, EnsureMapsTheBlockAheadAndNothingBeyond) {
   pf.ensure(kColumn);
   if (!pf.enabled()) GTEST_SKIP() << "MADV_POPULATE_WRITE unsupported here (Linux < 5.14): plain faults";
   EXPECT_EQ(pf.ready(), odepkg::PagePrefault::kBlock);
-  EXPECT_EQ(resident_pages(m.base, pf.ready()), pf.ready() / 4096);
+  EXPECT_EQ(resident_pages(m.base, pf.ready()), pf.ready() / kPage);
   EXPECT_EQ(resident_pages(m.base + pf.ready(), m.size - pf.ready()), 0u);
   // writes within the block populate nothing more; the next block comes
   // when a write passes its end
@@ -63,11 +67,11 @@ TEST(PagePrefault, EnsureMapsTheBlockAheadAndNothingBeyond) {
   EXPECT_EQ(pf.ready(), odepkg::PagePrefault::kBlock);
   pf.ensure((k + 1) * kColumn);
   EXPECT_EQ(pf.ready(), 2 * odepkg::PagePrefault::kBlock);
-  EXPECT_EQ(resident_pages(m.base, m.size), pf.ready() / 4096);
+  EXPECT_EQ(resident_pages(m.base, m.size), pf.ready() / kPage);
   // the end of the memory is populated to its end, not past it
   pf.ensure(m.size);
   EXPECT_EQ(pf.ready(), m.size);
-  EXPECT_EQ(resident_pages(m.base, m.size), m.size / 4096);
+  EXPECT_EQ(resident_pages(m.base, m.size), m.size / kPage);
 }
 
 TEST(PagePrefault, WrittenPrefixAndUnalignedBaseKeepTheirValues) {
@@ -80,7 +84,17 @@ TEST(PagePrefault, WrittenPrefixAndUnalignedBaseKeepTheirValues) {
   odepkg::PagePrefault pf(base, size, written);
   EXPECT_GE(pf.ready(), written);
   pf.ensure(size);
+  {  // whether the system supports it at all, on page-aligned fresh memory
+    Fresh probe(kPage);
+    odepkg::PagePrefault p(probe.base, probe.size);
+    p.ensure(probe.size);
+    if (!p.enabled()) GTEST_SKIP() << "MADV_POPULATE_WRITE unsupported here (Linux < 5.14): plain faults";
+  }
+  EXPECT_TRUE(pf.enabled());
   EXPECT_EQ(pf.ready(), size);
+  // every page mapped before any write (madvise took page-aligned ranges:
+  // a misaligned call fails, and the object disables itself)
+  EXPECT_EQ(resident_pages(m.base, m.size), m.size / kPage);
   for (std::size_t i = 0; i < written; ++i) ASSERT_EQ(base[i], char(i % 251)) << i;
   for (std::size_t i = written; i < size; i += 4093) ASSERT_EQ(base[i], 0) << i;  // fresh memory reads zero
   std::memset(base + written, 7, size - written);

@@ -3,9 +3,9 @@
 // (SparseSeparableRattle::step_affine), as single passes over the columns
 // of a compressed G (m x d): column j of G touches coordinate j of every
 // d-vector, so a product G^T x, the updates of q and p that use it, their
-// norms and their finiteness are one loop instead of five or more (at
-// d = 2*10^4 each vector pass costs about as much as a product with G; at
-// 2*10^5 the step is bound by memory traffic).  The formulas are those of the step:
+// norms and their finiteness are one loop instead of five or more (each
+// vector pass costs about as much as a product with G, whose columns hold
+// a few entries each).  The formulas are those of the step:
 //   p_{1/2} = p_0 + h/2 F_0 - G_0^T L,   q_1 = q_0 + h T_p(p_{1/2}),
 //   p_1 = p_{1/2} + h/2 F_1 - G_1^T M,   G_1 T_p(p_1) = 0
 // (Hairer, Lubich, Wanner, "Geometric Numerical Integration", VII.1.4).
@@ -63,7 +63,7 @@ inline SweepNorms start_positions(const SpMat& G0, const double* L, Velocity v, 
     qa = max_abs(qa, q0[j]);
     pa = max_abs(pa, p0[j]);
     ha = max_abs(ha, pj);
-    zero += (pj + qj) * 0.0;
+    zero += pj * 0.0 + qj * 0.0;  // (not (pj + qj) * 0: that sum may overflow)
   }
   SweepNorms n;
   n.q_in = qa;
@@ -95,7 +95,7 @@ inline SweepNorms correct_positions(const SpMat& G0, const double* delta, Veloci
     q1[j] = qj;
     da = max_abs(da, dp);  // (a NaN dp shows in zero)
     qa = max_abs(qa, qj);
-    zero += (pj + qj) * 0.0;
+    zero += pj * 0.0 + qj * 0.0;  // (not (pj + qj) * 0: that sum may overflow)
   }
   SweepNorms r;
   r.dp = da;
@@ -124,7 +124,7 @@ inline VelocityCheck confirm_and_kick(Eigen::Index d, Velocity v, double h, cons
   double zero = 0.0, pm = 0.0, hm = 0.0, miss = 0.0;
   for (Eigen::Index j = 0; j < d; ++j) {
     const double f = F1[j], p = ph[j], t = hp[j];
-    zero += (t + f) * 0.0;
+    zero += t * 0.0 + f * 0.0;
     pm = std::max(pm, std::abs(p));
     hm = std::max(hm, std::abs(t));
     miss = std::max(miss, std::abs(t - (v.w[j] * p + v.b[j])));

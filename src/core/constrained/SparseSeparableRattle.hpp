@@ -359,6 +359,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     double* ph = x2_.data() + d;
     const sweeps::SweepNorms start =
         sweeps::start_positions(G0_, L_.data(), vel, h, from.x.data(), from.x.data() + d, from.force.data(), q1, ph);
+    if (!(start.zero == 0.0)) return true;  // a non-finite guess (status NonFinite): g is not called there
     const double weight = roundoff_weight_of_norms(h, velocity_.matrix_norm(), start.q_in, start.p_in, opts_.tol);
     // the scale of p in the corrections' test: |p_{1/2}| at the guess (the
     // corrections change it by round-off, relative)
@@ -410,7 +411,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     const sweeps::VelocityCheck check = sweeps::confirm_and_kick(d, vel, h, ph, work_.data(), work_.data() + d,
                                                                  pstar_.data(), to.force.data(), vel_.data());
     if (!velocity_.judge_figures(check.zero, check.p_max, check.hp_max, check.miss)) {
-      if (!(check.zero == 0.0)) return false;  // a non-finite f: the step fails, the model stays
+      if (!(check.zero == 0.0)) return false;  // a non-finite f: the general step redoes it (the model stays)
       have_model_weights_ = false;
       have_tpp_ = false;
       check_claims(t1, x2_, work_);
