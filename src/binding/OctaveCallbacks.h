@@ -80,6 +80,22 @@ class UserFunction {
   }
   /// As call_sparse(x, ...), for a function of (t, x) (HamiltonianHessFcn).
   void call_sparse(double t, const ConstVecRef& x, octave_idx_type m, octave_idx_type n, SpMat& out) {
+    sparse_to_eigen(sparse_result(t, x, m, n), out);
+  }
+
+  /// As call_sparse(x, ...), with the result passed to `sink` as a view of
+  /// Octave's arrays (CscView, read in place, no copy; the matrix lives
+  /// until the sink returns).
+  template <class Sink>
+  void view_sparse(const ConstVecRef& x, octave_idx_type m, octave_idx_type n, Sink& sink) {
+    const SparseMatrix sm = sparse_result(0.0, x, m, n);  // const: cidx() etc. of a non-const one copy if shared
+    check_nonzeros(sm);
+    sink(CscView<octave_idx_type>{sm.rows(), sm.cols(), sm.nnz(), sm.cidx(), sm.ridx(), sm.data()});
+  }
+
+  /// The function's first output at (t, x) as an m-by-n SparseMatrix
+  /// (checked; a full one made sparse, an n-by-1 one transposed for m = 1).
+  SparseMatrix sparse_result(double t, const ConstVecRef& x, octave_idx_type m, octave_idx_type n) {
     const octave_value_list r = evaluate(t, x);
     const bool shape_ok = r.length() >= 1 && ((r(0).rows() == m && r(0).columns() == n) ||
                                               (m == 1 && r(0).rows() == n && r(0).columns() == 1));
@@ -90,28 +106,20 @@ class UserFunction {
                     describe_result(r).c_str());
     SparseMatrix sm = r(0).sparse_matrix_value();
     if (sm.rows() != m) sm = sm.transpose();
-    sparse_to_eigen(sm, out);
+    return sm;
   }
 
   /// Octave's SparseMatrix (CSC, sorted row indices, no duplicates) as an
   /// Eigen SpMat: the three arrays copied, the index type narrowed to int.
   static void sparse_to_eigen(const SparseMatrix& sm, SpMat& out) {
-    const octave_idx_type nc = sm.cols(), nz = sm.nnz();
-    if (nz > std::numeric_limits<int>::max())
+    check_nonzeros(sm);
+    to_spmat(CscView<octave_idx_type>{sm.rows(), sm.cols(), sm.nnz(), sm.cidx(), sm.ridx(), sm.data()}, out);
+  }
+
+  /// The core's matrices have int indices.
+  static void check_nonzeros(const SparseMatrix& sm) {
+    if (sm.nnz() > std::numeric_limits<int>::max())
       error_with_id("odepkg:invalidInput", "a sparse matrix with more than 2^31 nonzeros is not supported");
-    out.resize(static_cast<int>(sm.rows()), static_cast<int>(nc));
-    out.resizeNonZeros(static_cast<Eigen::Index>(nz));
-    const octave_idx_type* cidx = sm.cidx();
-    const octave_idx_type* ridx = sm.ridx();
-    const double* v = sm.data();
-    int* op = out.outerIndexPtr();
-    int* ip = out.innerIndexPtr();
-    double* vp = out.valuePtr();
-    for (octave_idx_type j = 0; j <= nc; ++j) op[j] = static_cast<int>(cidx[j]);
-    for (octave_idx_type k = 0; k < nz; ++k) {
-      ip[k] = static_cast<int>(ridx[k]);
-      vp[k] = v[k];
-    }
   }
 
   /// The first output of the function at x, once, kept for the next call
@@ -248,7 +256,7 @@ class OctaveProblem {
 
   /// Calls ConstraintGradFcn once at q0 = x0(1:d) (constraints g(q) only)
   /// and, if it returns a sparse matrix, gives the core the sparse callback
-  /// (HamiltonianProblem::set_sparse_constraint_grad): the separable
+  /// (HamiltonianProblem::set_sparse_constraint_grad_view): the separable
   /// RATTLE/SHAKE then work on sparse matrices.  The result is kept for the
   /// first call at q0 (the initial projection's), so the probe costs no
   /// call.  Later results may be sparse or full either way: a full one for
@@ -264,8 +272,9 @@ class OctaveProblem {
     const int d = problem_.dim(), m = u_.m;
     const octave_value G0 = G_.prime(0.0, x0.head(d));
     if (!G0.issparse()) return false;
-    problem_.set_sparse_constraint_grad(
-        [this, m, d](const ConstVecRef& q, SpMat& out) { G_.call_sparse(q, m, d, out); });
+    // G read in place by the core (the usual case: no copy into an SpMat)
+    problem_.set_sparse_constraint_grad_view(
+        [this, m, d](const ConstVecRef& q, HamiltonianProblem::GradSink& sink) { G_.view_sparse(q, m, d, sink); });
     // The whole pattern from a point near q0 (HamiltonianProblem::
     // seed_sparse_pattern).  Only an optimisation: if the user's function
     // fails there, its error is discarded and the pattern grows as met.

@@ -33,6 +33,11 @@ class HamiltonianProblem {
   /// A sparse G(q) (m x d): the callback (re)fills G, any pattern; see
   /// constraint_grad_sparse for how the pattern is kept fixed.
   using SparseConstraintGrad = std::function<void(const ConstVecRef& q, SpMat& G)>;
+  class GradSink;
+  /// A sparse G(q) (m x d) as a view of arrays the callback owns (Octave's
+  /// SparseMatrix): it passes the view to the sink, once, while they are
+  /// alive, and the sink reads them in place (no copy into an SpMat).
+  using SparseConstraintGradView = std::function<void(const ConstVecRef& q, GradSink& sink)>;
   /// A sparse Hessian of H (2d x 2d, (q, p) order), any pattern (kept fixed
   /// as G's: hamiltonian_hessian_sparse).
   using SparseHessian = std::function<void(double t, const ConstVecRef& x, SpMat& hess)>;
@@ -79,6 +84,7 @@ class HamiltonianProblem {
     q_pert_.resize(d_);
     grad_err_ = Vec::Zero(d_);
     Gs_ = nullptr;
+    Gv_ = nullptr;
   }
 
   /// A sparse ConstraintGradFcn (after set_constraints), replacing a dense
@@ -88,17 +94,52 @@ class HamiltonianProblem {
   void set_sparse_constraint_grad(SparseConstraintGrad G) {
     if (m_ == 0) throw InputError("invalidInput", "a sparse ConstraintGradFcn needs constraints (ConstraintFcn)");
     Gs_ = std::move(G);
+    Gv_ = nullptr;
     G_ = nullptr;
     pattern_.reset(m_, d_);
   }
+
+  /// As set_sparse_constraint_grad, with G given as a view
+  /// (SparseConstraintGradView).
+  void set_sparse_constraint_grad_view(SparseConstraintGradView G) {
+    if (m_ == 0) throw InputError("invalidInput", "a sparse ConstraintGradFcn needs constraints (ConstraintFcn)");
+    Gv_ = std::move(G);
+    Gs_ = nullptr;
+    G_ = nullptr;
+    pattern_.reset(m_, d_);
+  }
+
+  /// Receives the G of a SparseConstraintGradView callback: fits it into
+  /// the union's pattern (constraint_grad_sparse) or copies it into an
+  /// SpMat (seed_sparse_pattern) before the callback returns.
+  class GradSink {
+   public:
+    template <class I>
+    void operator()(const CscView<I>& u) {
+      if (taken_) throw std::logic_error("SparseConstraintGradView: the sink was called twice");
+      taken_ = true;
+      problem_.take_grad(u, target_);
+    }
+
+   private:
+    friend class HamiltonianProblem;
+    GradSink(HamiltonianProblem& problem, SpMat* target) : problem_(problem), target_(target) {}
+    void require_taken() const {
+      if (!taken_) throw std::logic_error("SparseConstraintGradView: the sink was not called");
+    }
+    HamiltonianProblem& problem_;
+    SpMat* target_;  ///< G to fit into; null: into user_G_
+    bool taken_ = false;
+  };
 
   int dim() const { return d_; }               ///< d, the dimension of q
   int state_size() const { return n_; }        ///< 2d (Lie groups: nq + d)
   int constraints() const { return m_; }       ///< m (0 if unconstrained)
   bool has_hessian() const { return static_cast<bool>(hessian_); }
-  bool has_constraint_grad() const { return static_cast<bool>(G_) || static_cast<bool>(Gs_); }
-  /// ConstraintGradFcn returns sparse matrices (set_sparse_constraint_grad).
-  bool has_sparse_constraint_grad() const { return static_cast<bool>(Gs_); }
+  bool has_constraint_grad() const { return static_cast<bool>(G_) || has_sparse_constraint_grad(); }
+  /// ConstraintGradFcn returns sparse matrices (set_sparse_constraint_grad
+  /// or set_sparse_constraint_grad_view).
+  bool has_sparse_constraint_grad() const { return static_cast<bool>(Gs_) || static_cast<bool>(Gv_); }
   /// Number of times the union of the patterns of G met so far grew (a
   /// sparse solver analyses its pattern again when this changes).
   long sparse_pattern_version() const { return pattern_.version(); }
@@ -265,7 +306,7 @@ class HamiltonianProblem {
       G_(q, G);
       return G.allFinite();
     }
-    if (Gs_) {  // a sparse G made dense, for a method that needs it so
+    if (has_sparse_constraint_grad()) {  // a sparse G made dense, for a method that needs it so
       require_densifiable("this method");
       if (!constraint_grad_sparse(q, dense_src_)) return false;
       G.setZero();
@@ -298,10 +339,17 @@ class HamiltonianProblem {
   /// of the patterns returned so far (SparsePatternUnion; see also
   /// seed_sparse_pattern).  Returns false if G is not finite.
   bool constraint_grad_sparse(const ConstVecRef& q, SpMat& G) {
-    if (!Gs_) throw InputError("invalidInput", "constraint_grad_sparse: no sparse ConstraintGradFcn was set");
+    if (!has_sparse_constraint_grad())
+      throw InputError("invalidInput", "constraint_grad_sparse: no sparse ConstraintGradFcn was set");
     ++stats_.constraint_grad_evals;
-    user_grad(q);
-    pattern_.fit(user_G_, G);
+    if (Gv_) {  // read in place, into G (take_grad)
+      GradSink sink(*this, &G);
+      Gv_(q, sink);
+      sink.require_taken();
+    } else {
+      user_grad(q);
+      pattern_.fit(user_G_, G);
+    }
     return all_finite(G.valuePtr(), G.nonZeros());
   }
 
@@ -313,7 +361,7 @@ class HamiltonianProblem {
   /// call of ConstraintGradFcn, counted.  Returns false if that G is not
   /// finite (the pattern is then left as it was).
   bool seed_sparse_pattern(const ConstVecRef& q) {
-    if (!Gs_) return false;
+    if (!has_sparse_constraint_grad()) return false;
     q_pert_ = q;
     const double golden = 0.6180339887498949;
     for (int i = 0; i < d_; ++i) {
@@ -331,7 +379,7 @@ class HamiltonianProblem {
   /// Throws the odepkg:sparseGradient error when a sparse G would have to be
   /// made dense (`who` needs a dense G) and is too large for that.
   void require_densifiable(const std::string& who) const {
-    if (!Gs_ || static_cast<double>(m_) * d_ <= kMaxDensifiedEntries) return;
+    if (!has_sparse_constraint_grad() || static_cast<double>(m_) * d_ <= kMaxDensifiedEntries) return;
     throw InputError("sparseGradient",
                      "ConstraintGradFcn returns a sparse " + std::to_string(m_) + "-by-" + std::to_string(d_) +
                          " matrix, which " + who +
@@ -342,17 +390,41 @@ class HamiltonianProblem {
 
   /// The user's sparse G at q into user_G_ (size checked, compressed).
   void user_grad(const ConstVecRef& q) {
+    if (Gv_) {
+      GradSink sink(*this, nullptr);
+      Gv_(q, sink);
+      sink.require_taken();
+      return;
+    }
     Gs_(q, user_G_);
-    if (user_G_.rows() != m_ || user_G_.cols() != d_)
-      throw InputError("badFcnOutput", "ConstraintGradFcn must return a sparse m-by-d matrix (" +
-                                           std::to_string(m_) + "-by-" + std::to_string(d_) + "), but returned " +
-                                           std::to_string(user_G_.rows()) + "-by-" + std::to_string(user_G_.cols()));
+    check_grad_size(user_G_.rows(), user_G_.cols());
     user_G_.makeCompressed();
   }
 
   static bool same_pattern(const SpMat& a, const SpMat& b) { return SparsePatternUnion::same_pattern(a, b); }
 
+ private:
+  void check_grad_size(Eigen::Index rows, Eigen::Index cols) const {
+    if (rows != m_ || cols != d_)
+      throw InputError("badFcnOutput", "ConstraintGradFcn must return a sparse m-by-d matrix (" + std::to_string(m_) +
+                                           "-by-" + std::to_string(d_) + "), but returned " + std::to_string(rows) +
+                                           "-by-" + std::to_string(cols));
+  }
 
+  /// A viewed G (GradSink): fitted into *G, the union grown first if it
+  /// lacks one of its entries (through an SpMat copy: rare, once per
+  /// entry ever met); or, G null, copied into user_G_.
+  template <class I>
+  void take_grad(const CscView<I>& u, SpMat* G) {
+    check_grad_size(u.rows, u.cols);
+    if (G && pattern_.fit(u, *G)) return;
+    to_spmat(u, user_G_);
+    if (!G) return;
+    pattern_.grow(user_G_);
+    if (!pattern_.fit(u, *G)) throw std::logic_error("SparsePatternUnion: an entry outside the grown union");
+  }
+
+ public:
   /// Estimated error of a central quotient with step h = eps^(1/3) L,
   /// L = max(1, |x_j|), beyond the round-off of the function values: the
   /// truncation h^2 |g'''| / 6 for third derivatives up to 10 |G|_max (g
@@ -367,7 +439,7 @@ class HamiltonianProblem {
   /// Bound on |(G_fd(q) - G(q)) w|_inf for the last differenced gradient:
   /// sum_j err_j |w_j|; 0 when ConstraintGradFcn is given.
   double constraint_grad_error(const ConstVecRef& w) const {
-    if (G_ || Gs_ || grad_err_.size() != w.size()) return 0.0;
+    if (has_constraint_grad() || grad_err_.size() != w.size()) return 0.0;
     return grad_err_.dot(w.cwiseAbs());
   }
 
@@ -412,7 +484,7 @@ class HamiltonianProblem {
     }
     if (m_ == 0 || !has_constraint_grad()) return;
     const Vec q = x.head(d_);
-    if (Gs_) {  // sparse: J v by sparse products, O(nnz) memory
+    if (has_sparse_constraint_grad()) {  // sparse: J v by sparse products, O(nnz) memory
       SpMat G;
       if (!constraint_grad_sparse(q, G))
         throw InputError("nonFiniteFcn", "ConstraintGradFcn returned a non-finite value at the initial data");
@@ -425,7 +497,7 @@ class HamiltonianProblem {
     Mat G(m_, d_);
     if (!constraint_grad(q, G))
       throw InputError("nonFiniteFcn", "ConstraintGradFcn returned a non-finite value at the initial data");
-    if (!Gs_)
+    if (!has_sparse_constraint_grad())
       check.require_jacobian(
         q, G, [&](const ConstVecRef& qs, VecRef out) { return constraint(qs, out); }, "ConstraintGradFcn",
         "differences of ConstraintFcn");
@@ -467,8 +539,9 @@ class HamiltonianProblem {
   ConstraintGrad G_;
   ConstraintHess GH_;
   SparseConstraintGrad Gs_;
+  SparseConstraintGradView Gv_;  ///< or this (at most one of G_, Gs_, Gv_)
   SparsePatternUnion pattern_;  ///< union of the patterns of the sparse G met
-  SpMat user_G_;                ///< the user's last sparse G
+  SpMat user_G_;                ///< the user's last sparse G (a viewed one: only when the union grew)
   SpMat dense_src_;           ///< sparse G on its way to a dense one
   Stats stats_;
   Vec x_pert_, f_base_, f_pert_, g_base_, g_pert_, q_pert_;

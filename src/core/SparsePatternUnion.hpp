@@ -8,15 +8,50 @@
 // columns, O(nnz) and without allocation once G has the pattern's size; a
 // new entry grows the union and version(), after which the solvers analyse
 // again (rare: once per entry ever met, and grow() seeds the union with the
-// pattern at a generic point).
+// pattern at a generic point).  The result may also come as a view of
+// arrays owned elsewhere (CscView: Octave's SparseMatrix, 64-bit indices),
+// read in place: one pass into the union's pattern, no copy into an SpMat.
 #ifndef ODEPKG_SPARSE_PATTERN_UNION_HPP
 #define ODEPKG_SPARSE_PATTERN_UNION_HPP
 
 #include "Types.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 
 namespace odepkg {
+
+/// A compressed-column matrix (sorted row indices in each column, no
+/// duplicates) as three arrays owned by someone else, valid while they
+/// are: outer[0..cols] the column starts (outer[cols] = nnz), inner[0..nnz)
+/// the row indices, values[0..nnz) the values.
+template <class Index>
+struct CscView {
+  Eigen::Index rows = 0, cols = 0, nnz = 0;
+  const Index* outer = nullptr;
+  const Index* inner = nullptr;
+  const double* values = nullptr;
+};
+
+/// The view of a compressed SpMat.
+inline CscView<int> csc_view(const SpMat& a) {
+  eigen_assert(a.isCompressed());
+  return {a.rows(), a.cols(), a.nonZeros(), a.outerIndexPtr(), a.innerIndexPtr(), a.valuePtr()};
+}
+
+/// out = the matrix of a view (a copy, the indices narrowed to int).
+/// Throws InputError beyond 2^31 - 1 nonzeros (SpMat's int indices).
+template <class I>
+void to_spmat(const CscView<I>& u, SpMat& out) {
+  if (u.nnz > std::numeric_limits<int>::max())
+    throw InputError("invalidInput", "a sparse matrix with more than 2^31 nonzeros is not supported");
+  out.resize(u.rows, u.cols);
+  out.resizeNonZeros(u.nnz);
+  std::copy(u.outer, u.outer + u.cols + 1, out.outerIndexPtr());  // (narrowing: values < 2^31)
+  std::copy(u.inner, u.inner + u.nnz, out.innerIndexPtr());
+  std::copy(u.values, u.values + u.nnz, out.valuePtr());
+}
 
 class SparsePatternUnion {
  public:
@@ -38,6 +73,18 @@ class SparsePatternUnion {
       grow(user);
       scatter(user, G);
     }
+  }
+
+  /// `u` (rows x cols of the union) on the union's pattern into G, read in
+  /// place.  False if u has an entry outside the union: the caller grows
+  /// it (grow(), from u made an SpMat: to_spmat) and fits again.
+  template <class I>
+  bool fit(const CscView<I>& u, SpMat& G) {
+    eigen_assert(u.rows == pattern_.rows() && u.cols == pattern_.cols());
+    shape(G);
+    // the usual case (the user's structure is the union) in one pass
+    if (u.nnz == G.nonZeros() && copy_if_same(u, G)) return true;
+    return merge(u, G);
   }
 
   /// The union grows by the pattern of `user`.
@@ -73,39 +120,70 @@ class SparsePatternUnion {
   }
 
  private:
-  /// G <- the entries of u on the union's structure (zeros elsewhere): a
-  /// merge of each column's sorted row indices.  False if u has an entry
-  /// outside the union (G is then to be filled again after it grew).
-  bool scatter(const SpMat& u, SpMat& G) {
-    const int cols = static_cast<int>(pattern_.cols());
-    // (a copy: no allocation once the buffers are large enough)
+  /// G takes the union's structure unless it has it (a copy: no allocation
+  /// once the buffers are large enough).
+  void shape(SpMat& G) const {
     if (!(G.rows() == pattern_.rows() && same_pattern(G, pattern_))) G = pattern_;
-    if (u.rows() == G.rows() && same_pattern(u, G)) {
-      // the usual case (the user's structure is the union): the values as they are
-      std::copy(u.valuePtr(), u.valuePtr() + u.nonZeros(), G.valuePtr());
-      return true;
-    }
+  }
+
+  /// G <- the entries of u on the union's structure (zeros elsewhere).
+  /// False if u has an entry outside the union (G is then to be filled
+  /// again after it grew).
+  bool scatter(const SpMat& u, SpMat& G) { return fit(csc_view(u), G); }
+
+  /// G's values <- u's if u has G's structure (u has G's number of
+  /// nonzeros); false, G's values left as garbage, if not.
+  template <class I>
+  static bool copy_if_same(const CscView<I>& u, SpMat& G) {
     const int* po = G.outerIndexPtr();
     const int* pi = G.innerIndexPtr();
     double* pv = G.valuePtr();
-    const int* uo = u.outerIndexPtr();
-    const int* ui = u.innerIndexPtr();
-    const double* uv = u.valuePtr();
+    if constexpr (std::is_same_v<I, int>) {
+      // compared first, then copied: std::equal and std::copy are memcmp
+      // and memcpy here, faster than the fused loop below
+      if (!std::equal(u.outer, u.outer + u.cols + 1, po) || !std::equal(u.inner, u.inner + u.nnz, pi)) return false;
+      std::copy(u.values, u.values + u.nnz, pv);
+      return true;
+    } else {
+      // indices of another width: compared as the values are copied, one
+      // pass over both
+      I diff = 0;  // the bits in which any pair of indices differs
+      for (Eigen::Index j = 0; j <= u.cols; ++j) diff |= u.outer[j] ^ static_cast<I>(po[j]);
+      for (Eigen::Index k = 0; k < u.nnz; ++k) {
+        pv[k] = u.values[k];
+        diff |= u.inner[k] ^ static_cast<I>(pi[k]);
+      }
+      return diff == 0;
+    }
+  }
+
+  /// G (with the union's structure) <- u's values where u has them, zeros
+  /// elsewhere: a merge of each column's sorted row indices.  False if u
+  /// has an entry outside the union.
+  template <class I>
+  bool merge(const CscView<I>& u, SpMat& G) const {
+    const int cols = static_cast<int>(pattern_.cols());
+    const int* po = G.outerIndexPtr();
+    const int* pi = G.innerIndexPtr();
+    double* pv = G.valuePtr();
+    const I* uo = u.outer;
+    const I* ui = u.inner;
+    const double* uv = u.values;
     // Without a branch on each match: the user's zeros (pruned by Octave's
     // sparse) fall irregularly, and a mispredicted branch per entry cost
     // twice the copy.  ac never passes the column's last entry, so every
     // read is in bounds.
     for (int j = 0; j < cols; ++j) {
-      int a = uo[j];
-      const int aend = uo[j + 1];
+      I a = uo[j];
+      const I aend = uo[j + 1];
       if (a == aend) {
         for (int p = po[j]; p < po[j + 1]; ++p) pv[p] = 0.0;
         continue;
       }
       for (int p = po[j]; p < po[j + 1]; ++p) {
-        const int ac = a < aend ? a : aend - 1;
+        const I ac = a < aend ? a : aend - 1;
         const bool in = a < aend;
-        const int r = ui[ac];
+        const I r = ui[ac];
         if (in && r < pi[p]) return false;  // a row the union lacks
         const bool match = in && r == pi[p];
         pv[p] = match ? uv[ac] : 0.0;

@@ -12,6 +12,7 @@
 #include "HamiltonianProblem.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -130,6 +131,21 @@ struct Chain {
     const Vec hid = G * x.tail(d());
     return {gv.lpNorm<Eigen::Infinity>(), hid.lpNorm<Eigen::Infinity>()};
   }
+};
+
+/// A sparse matrix as Octave holds it (compressed columns, 64-bit
+/// indices), for a ConstraintGradFcn given as a view
+/// (HamiltonianProblem::set_sparse_constraint_grad_view).
+struct Csc64 {
+  explicit Csc64(const SpMat& a)  // a compressed
+      : rows(a.rows()), cols(a.cols()), outer(a.outerIndexPtr(), a.outerIndexPtr() + a.cols() + 1),
+        inner(a.innerIndexPtr(), a.innerIndexPtr() + a.nonZeros()), values(a.valuePtr(), a.valuePtr() + a.nonZeros()) {}
+  CscView<std::int64_t> view() const {
+    return {rows, cols, static_cast<Eigen::Index>(inner.size()), outer.data(), inner.data(), values.data()};
+  }
+  Eigen::Index rows, cols;
+  std::vector<std::int64_t> outer, inner;
+  std::vector<double> values;
 };
 
 }  // namespace odepkg::test

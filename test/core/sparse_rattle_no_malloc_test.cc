@@ -16,18 +16,21 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <utility>
 #include <vector>
 
 using namespace odepkg;
 using odepkg::test::Chain;
+using odepkg::test::Csc64;
 using odepkg::test::Checks;
 using odepkg::test::StepAllocations;
 
 namespace {
 
-/// The chain with every user function disarmed.
-std::unique_ptr<HamiltonianProblem> chain_problem(const Chain& c) {
+/// The chain with every user function disarmed; `view`: G given as a view
+/// of 64-bit arrays (as the binding gives Octave's), read armed.
+std::unique_ptr<HamiltonianProblem> chain_problem(const Chain& c, bool view) {
   auto P = std::make_unique<HamiltonianProblem>(c.d(), [](double t, const ConstVecRef& x, VecRef dx) {
     const Checks off(false);
     Chain::field(t, x, dx);
@@ -39,19 +42,32 @@ std::unique_ptr<HamiltonianProblem> chain_problem(const Chain& c) {
         c.g(q, out);
       },
       HamiltonianProblem::ConstraintGrad());
-  P->set_sparse_constraint_grad([c](const ConstVecRef& q, SpMat& G) {
-    const Checks off(false);
-    c.G_sparse(q, G);
-  });
+  if (view)
+    P->set_sparse_constraint_grad_view([c](const ConstVecRef& q, HamiltonianProblem::GradSink& sink) {
+      std::optional<Csc64> u;
+      {
+        const Checks off(false);
+        SpMat G;
+        c.G_sparse(q, G);
+        G.makeCompressed();
+        u.emplace(G);
+      }
+      sink(u->view());
+    });
+  else
+    P->set_sparse_constraint_grad([c](const ConstVecRef& q, SpMat& G) {
+      const Checks off(false);
+      c.G_sparse(q, G);
+    });
   return P;
 }
 
 /// Steps 1..n of h from x0 (the first `warmup` unarmed).
-StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true) {
+StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true, bool view = false) {
   Chain c;
   c.N = N;
   c.prune = true;  // as Octave's sparse(): exact zeros dropped, the pattern grows as met
-  auto P = chain_problem(c);
+  auto P = chain_problem(c, view);
   const Vec x0 = c.zigzag(0.3, 0.8);
   P->seed_sparse_pattern(x0.head(c.d()));
   Rattle r(*P, true, shake);
@@ -62,13 +78,14 @@ StepAllocations count(bool shake, int N, int n, int warmup, bool eigen = true) {
 }
 
 TEST(SparseRattleNoMalloc, StepsAfterTheWarmUpDoNotAllocate) {
-  for (bool shake : {false, true}) {
-    const StepAllocations s = count(shake, 200, 120, 20);
-    EXPECT_TRUE(s.ok) << (shake ? "SHAKE" : "RATTLE");
-    EXPECT_TRUE(s.steps.empty()) << (shake ? "SHAKE" : "RATTLE") << ": " << s.news << " operator new calls in "
-                                 << s.steps.size() << " steps, the first at step "
-                                 << (s.steps.empty() ? 0 : s.steps.front());
-  }
+  for (bool view : {false, true})
+    for (bool shake : {false, true}) {
+      const StepAllocations s = count(shake, 200, 120, 20, true, view);
+      const char* what = shake ? (view ? "SHAKE, G viewed" : "SHAKE") : (view ? "RATTLE, G viewed" : "RATTLE");
+      EXPECT_TRUE(s.ok) << what;
+      EXPECT_TRUE(s.steps.empty()) << what << ": " << s.news << " operator new calls in " << s.steps.size()
+                                   << " steps, the first at step " << (s.steps.empty() ? 0 : s.steps.front());
+    }
 }
 
 // The counter sees the step's own allocations: the first steps (buffers

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -23,6 +24,7 @@
 
 using namespace odepkg;
 using odepkg::test::Chain;
+using odepkg::test::Csc64;
 
 namespace {
 
@@ -892,6 +894,156 @@ TEST(SparseRattle, GeneralPathKeepsSparseAndRefusesLargeDifferencedHessian) {
     H.setFromTriplets(t.begin(), t.end());
   });
   EXPECT_NO_THROW(Rattle(*Pb, false));
+}
+
+/// G (union pattern) filled from the 64-bit view of `user` and from `user`
+/// as an SpMat, by two unions seeded alike: the same structure and values.
+void expect_view_fits_as_spmat(const SpMat& seed, const SpMat& user, bool inside) {
+  SparsePatternUnion us, uv;
+  us.reset(seed.rows(), seed.cols());
+  uv.reset(seed.rows(), seed.cols());
+  us.grow(seed);
+  uv.grow(seed);
+  SpMat Gs, Gv, u = user;
+  u.makeCompressed();
+  us.fit(u, Gs);
+  const Csc64 c(u);
+  const bool fitted = uv.fit(c.view(), Gv);
+  EXPECT_EQ(fitted, inside);
+  if (!fitted) {  // HamiltonianProblem::take_grad's fallback
+    SpMat copy;
+    to_spmat(c.view(), copy);
+    EXPECT_TRUE(SparsePatternUnion::same_pattern(copy, u));
+    uv.grow(copy);
+    ASSERT_TRUE(uv.fit(c.view(), Gv));
+  }
+  EXPECT_EQ(uv.version(), us.version());
+  ASSERT_TRUE(SparsePatternUnion::same_pattern(Gv, Gs));
+  for (Eigen::Index k = 0; k < Gs.nonZeros(); ++k) EXPECT_EQ(Gv.valuePtr()[k], Gs.valuePtr()[k]) << "entry " << k;
+  // and a second time into the filled G (its structure kept)
+  ASSERT_TRUE(uv.fit(c.view(), Gv));
+  ASSERT_TRUE(SparsePatternUnion::same_pattern(Gv, Gs));
+  for (Eigen::Index k = 0; k < Gs.nonZeros(); ++k) EXPECT_EQ(Gv.valuePtr()[k], Gs.valuePtr()[k]) << "entry " << k;
+}
+
+// A result read in place with Octave's 64-bit indices (CscView) fills G as
+// the same result as an SpMat does: with the union's structure, a subset
+// of it (Octave's pruned zeros) with empty columns, and an entry outside
+// the union (fit false; the union grows from a copy).
+TEST(SparsePatternUnion, ViewWith64BitIndicesFitsAsSpMat) {
+  Chain c;
+  c.N = 12;
+  const Vec x0 = c.zigzag(0.3, 0.8);
+  SpMat full;
+  c.G_sparse(x0.head(c.d()), full);
+  full.makeCompressed();
+  {
+    SCOPED_TRACE("same structure");
+    expect_view_fits_as_spmat(full, full, true);
+  }
+  SpMat sub = full;  // a few entries and whole columns 0, 5 and the last pruned
+  for (Eigen::Index k = 0; k < sub.nonZeros(); k += 3) sub.valuePtr()[k] = 0.0;
+  for (int j : {0, 5, c.d() - 1})
+    for (SpMat::InnerIterator it(sub, j); it; ++it) it.valueRef() = 0.0;
+  sub.prune(0.0);
+  sub.makeCompressed();
+  ASSERT_EQ(sub.outerIndexPtr()[1], sub.outerIndexPtr()[0]);
+  ASSERT_LT(sub.nonZeros(), full.nonZeros());
+  {
+    SCOPED_TRACE("subset with empty columns");
+    expect_view_fits_as_spmat(full, sub, true);
+  }
+  {
+    SCOPED_TRACE("entry outside the union");
+    SpMat extra = full;
+    extra.coeffRef(c.m() - 1, 0) = 7.0;  // (no chain link couples these)
+    expect_view_fits_as_spmat(sub, extra, false);
+    expect_view_fits_as_spmat(SpMat(c.m(), c.d()), full, false);  // an empty union
+    SpMat last = sub;  // an entry after the column's last row of the union
+    last.coeffRef(c.m() - 1, 1) = 3.0;
+    expect_view_fits_as_spmat(sub, last, false);
+    SpMat first = full;  // one before its first row (column 10: rows 5 and 6)
+    first.coeffRef(0, 10) = 3.0;
+    expect_view_fits_as_spmat(full, first, false);
+  }
+}
+
+// ConstraintGradFcn given as a view (set_sparse_constraint_grad_view, as
+// the binding does) or as an SpMat: the same G, pattern versions and
+// trajectory, bit for bit, on a pruned chain whose pattern grows as met
+// and from a seeded one.
+TEST(SparseRattle, ViewedGradientGivesTheSpMatTrajectory) {
+  for (bool seed : {false, true}) {
+    Chain c;
+    c.N = 15;
+    c.prune = true;
+    const Vec x0 = c.straight(0.0);
+    auto Ps = c.make(true);
+    auto Pv = c.make(true);
+    Pv->set_sparse_constraint_grad_view([c](const ConstVecRef& q, HamiltonianProblem::GradSink& sink) {
+      SpMat G;
+      c.G_sparse(q, G);
+      G.makeCompressed();
+      const Csc64 u(G);
+      sink(u.view());
+    });
+    EXPECT_TRUE(Pv->has_sparse_constraint_grad());
+    if (seed) {
+      const Vec q0 = c.zigzag(0.3, 0.8).head(c.d());
+      ASSERT_TRUE(Ps->seed_sparse_pattern(q0));
+      ASSERT_TRUE(Pv->seed_sparse_pattern(q0));
+      EXPECT_EQ(Pv->sparse_pattern_nonzeros(), Ps->sparse_pattern_nonzeros());
+    }
+    Rattle rs(*Ps, true), rv(*Pv, true);
+    const auto ys = run(*Ps, rs, x0, 0.01, 60), yv = run(*Pv, rv, x0, 0.01, 60);
+    ASSERT_EQ(yv.size(), 60u);
+    EXPECT_EQ(max_diff(ys, yv), 0.0) << (seed ? "seeded" : "grown as met");
+    EXPECT_EQ(Pv->sparse_pattern_version(), Ps->sparse_pattern_version());
+    EXPECT_GE(Pv->sparse_pattern_version(), seed ? 1 : 2);
+    EXPECT_EQ(Pv->stats().constraint_grad_evals, Ps->stats().constraint_grad_evals);
+    SpMat Gs, Gv;
+    ASSERT_TRUE(Ps->constraint_grad_sparse(yv.back().head(c.d()), Gs));
+    ASSERT_TRUE(Pv->constraint_grad_sparse(yv.back().head(c.d()), Gv));
+    ASSERT_TRUE(SparsePatternUnion::same_pattern(Gs, Gv));
+    EXPECT_EQ(Eigen::Map<const Vec>(Gs.valuePtr(), Gs.nonZeros()), Eigen::Map<const Vec>(Gv.valuePtr(), Gv.nonZeros()));
+    Mat Gd(c.m(), c.d());  // made dense for a method that needs it
+    ASSERT_TRUE(Pv->constraint_grad(yv.back().head(c.d()), Gd));
+    EXPECT_EQ((Gd - Mat(Gs)).cwiseAbs().maxCoeff(), 0.0);
+  }
+}
+
+// A viewed G: its shape is checked, a non-finite value reported, and a
+// callback that never calls the sink (a bug) is caught.
+TEST(SparseRattle, ViewedGradientChecks) {
+  Chain c;
+  c.N = 6;
+  const Vec q = c.zigzag(0.3, 0.8).head(c.d());
+  HamiltonianProblem P(c.d(), &Chain::field);
+  P.set_constraints(c.m(), [c](const ConstVecRef& x, VecRef out) { c.g(x, out); });
+  int mode = 0;
+  P.set_sparse_constraint_grad_view([c, &mode](const ConstVecRef& x, HamiltonianProblem::GradSink& sink) {
+    if (mode == 3) return;
+    SpMat G;
+    c.G_sparse(x, G);
+    if (mode == 1) G.conservativeResize(c.m(), c.d() + 1);
+    if (mode == 2) G.coeffRef(2, 4) = std::numeric_limits<double>::quiet_NaN();
+    G.makeCompressed();
+    const Csc64 u(G);
+    sink(u.view());
+  });
+  SpMat G;
+  EXPECT_TRUE(P.constraint_grad_sparse(q, G));
+  mode = 1;
+  try {
+    P.constraint_grad_sparse(q, G);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.id, "badFcnOutput");
+  }
+  mode = 2;
+  EXPECT_FALSE(P.constraint_grad_sparse(q, G));
+  mode = 3;
+  EXPECT_THROW(P.constraint_grad_sparse(q, G), std::logic_error);
 }
 
 /// Process CPU time in ms (insensitive to other processes on a shared machine).
