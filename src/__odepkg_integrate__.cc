@@ -378,6 +378,38 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 %! catch err
 %!   assert (err.identifier, "odepkg:derivativeCheck");
 %! end_try_catch
+%!function G = nan_once_fallen (G, q)
+%!  if (q(end) < -0.02)
+%!    G(1, 1) = NaN;
+%!  endif
+%!endfunction
+%!test
+%! ## a NaN in a sparse G midway (read in place from Octave's arrays): the
+%! ## run stops there, not ok, with the finite states computed so far
+%! N = 10;  d = 2*N;  grav = repmat ([0; -1], N, 1);
+%! f = @(t, y) [y(d+1:end); grav];
+%! o = struct ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintFcn", @(q) chain_g (q, N),
+%!             "ConstraintGradFcn", @(q) nan_once_fallen (chain_G (q, N), q), "ConstraintsNb", N);
+%! y0 = [reshape([1:N; zeros(1, N)], d, 1); zeros(d, 1)];  # horizontal, at rest: falls
+%! [t, y, st, ok, msg] = __odepkg_integrate__ ("rattle", f, [0 1], y0, o, {});
+%! assert (! ok);
+%! assert (t(end) > 0.01 && t(end) < 1);
+%! assert (all (isfinite (y(:))));
+%! assert (! isempty (strfind (lower (msg), "finite")));
+%!test
+%! ## one constraint (m = 1), its gradient a sparse column d-by-1 (taken as
+%! ## its transpose): a pendulum of length 1 in the plane, against the same
+%! ## gradient returned as a full row
+%! f = @(t, y) [y(3:4); 0; -1];
+%! o = struct ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintFcn", @(q) q.' * q - 1,
+%!             "ConstraintGradFcn", @(q) sparse (2 * q), "ConstraintsNb", 1);
+%! [t, ys, sts, oks] = __odepkg_integrate__ ("rattle", f, [0 1], [1; 0; 0; 0], o, {});
+%! o.ConstraintGradFcn = @(q) 2 * q.';
+%! [t, yd, std, okd] = __odepkg_integrate__ ("rattle", f, [0 1], [1; 0; 0; 0], o, {});
+%! assert (oks && okd);
+%! assert (sts.sparseconstraints);
+%! assert (ys, yd, 1e-12);
+%! assert (abs (sum (ys(end, 1:2).^2) - 1) < 1e-13);
 %!test
 %! ## without "Explicit" (the general path) a sparse G stays sparse: the
 %! ## dense G's trajectory ...

@@ -114,6 +114,9 @@ class HamiltonianProblem {
   /// SpMat (seed_sparse_pattern) before the callback returns.
   class GradSink {
    public:
+    // not copyable: a copy called in its place would leave this one "not called"
+    GradSink(const GradSink&) = delete;
+    GradSink& operator=(const GradSink&) = delete;
     template <class I>
     void operator()(const CscView<I>& u) {
       if (taken_) throw std::logic_error("SparseConstraintGradView: the sink was called twice");

@@ -17,6 +17,7 @@
 #include "Types.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <limits>
 #include <type_traits>
 
@@ -41,7 +42,9 @@ inline CscView<int> csc_view(const SpMat& a) {
 }
 
 /// out = the matrix of a view (a copy, the indices narrowed to int).
-/// Throws InputError beyond 2^31 - 1 nonzeros (SpMat's int indices).
+/// Throws InputError beyond 2^31 - 1 nonzeros (SpMat's int indices); its
+/// rows and columns must fit an int (the callers check them first: they
+/// are the problem's m and d).
 template <class I>
 void to_spmat(const CscView<I>& u, SpMat& out) {
   if (u.nnz > std::numeric_limits<int>::max())
@@ -71,7 +74,9 @@ class SparsePatternUnion {
     user.makeCompressed();
     if (!scatter(user, G)) {
       grow(user);
-      scatter(user, G);
+      // inside the union now, unless its columns' rows are not sorted and
+      // unique (not a valid compressed matrix): never a G half-written
+      if (!scatter(user, G)) throw std::logic_error("SparsePatternUnion::fit: a matrix with unsorted or duplicate entries");
     }
   }
 

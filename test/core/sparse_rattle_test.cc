@@ -920,6 +920,8 @@ void expect_view_fits_as_spmat(const SpMat& seed, const SpMat& user, bool inside
   EXPECT_EQ(uv.version(), us.version());
   ASSERT_TRUE(SparsePatternUnion::same_pattern(Gv, Gs));
   for (Eigen::Index k = 0; k < Gs.nonZeros(); ++k) EXPECT_EQ(Gv.valuePtr()[k], Gs.valuePtr()[k]) << "entry " << k;
+  // the independent expectation: G is the user's matrix (zeros elsewhere)
+  EXPECT_TRUE(Mat(Gv) == Mat(u));
   // and a second time into the filled G (its structure kept)
   ASSERT_TRUE(uv.fit(c.view(), Gv));
   ASSERT_TRUE(SparsePatternUnion::same_pattern(Gv, Gs));
@@ -965,6 +967,16 @@ TEST(SparsePatternUnion, ViewWith64BitIndicesFitsAsSpMat) {
     SpMat first = full;  // one before its first row (column 10: rows 5 and 6)
     first.coeffRef(0, 10) = 3.0;
     expect_view_fits_as_spmat(full, first, false);
+    // as many entries as the union, but one of them outside it (and one of
+    // the union's missing): the fast copy's structure test fails, the
+    // merge finds the outside entry
+    SpMat swapped = full;
+    swapped.coeffRef(0, 10) = 3.0;
+    swapped.coeffRef(5, 10) = 0.0;
+    swapped.prune(0.0);
+    swapped.makeCompressed();
+    ASSERT_EQ(swapped.nonZeros(), full.nonZeros());
+    expect_view_fits_as_spmat(full, swapped, false);
   }
 }
 
@@ -1013,7 +1025,7 @@ TEST(SparseRattle, ViewedGradientGivesTheSpMatTrajectory) {
 }
 
 // A viewed G: its shape is checked, a non-finite value reported, and a
-// callback that never calls the sink (a bug) is caught.
+// callback that never calls the sink, or calls it twice (a bug), is caught.
 TEST(SparseRattle, ViewedGradientChecks) {
   Chain c;
   c.N = 6;
@@ -1030,6 +1042,7 @@ TEST(SparseRattle, ViewedGradientChecks) {
     G.makeCompressed();
     const Csc64 u(G);
     sink(u.view());
+    if (mode == 4) sink(u.view());
   });
   SpMat G;
   EXPECT_TRUE(P.constraint_grad_sparse(q, G));
@@ -1043,6 +1056,8 @@ TEST(SparseRattle, ViewedGradientChecks) {
   mode = 2;
   EXPECT_FALSE(P.constraint_grad_sparse(q, G));
   mode = 3;
+  EXPECT_THROW(P.constraint_grad_sparse(q, G), std::logic_error);
+  mode = 4;  // called twice
   EXPECT_THROW(P.constraint_grad_sparse(q, G), std::logic_error);
 }
 
