@@ -92,21 +92,15 @@ class HamiltonianProblem {
   /// (SparseSeparableRattle), every other consumer of G gets it made dense
   /// (constraint_grad), refused above kMaxDensifiedEntries entries.
   void set_sparse_constraint_grad(SparseConstraintGrad G) {
-    if (m_ == 0) throw InputError("invalidInput", "a sparse ConstraintGradFcn needs constraints (ConstraintFcn)");
+    replace_constraint_grad();
     Gs_ = std::move(G);
-    Gv_ = nullptr;
-    G_ = nullptr;
-    pattern_.reset(m_, d_);
   }
 
   /// As set_sparse_constraint_grad, with G given as a view
   /// (SparseConstraintGradView).
   void set_sparse_constraint_grad_view(SparseConstraintGradView G) {
-    if (m_ == 0) throw InputError("invalidInput", "a sparse ConstraintGradFcn needs constraints (ConstraintFcn)");
+    replace_constraint_grad();
     Gv_ = std::move(G);
-    Gs_ = nullptr;
-    G_ = nullptr;
-    pattern_.reset(m_, d_);
   }
 
   /// Receives the G of a SparseConstraintGradView callback: fits it into
@@ -243,6 +237,16 @@ class HamiltonianProblem {
   }
 
  private:
+  /// Before a sparse ConstraintGradFcn is set: the constraints exist, every
+  /// earlier G callback goes, the pattern starts empty.
+  void replace_constraint_grad() {
+    if (m_ == 0) throw InputError("invalidInput", "a sparse ConstraintGradFcn needs constraints (ConstraintFcn)");
+    G_ = nullptr;
+    Gs_ = nullptr;
+    Gv_ = nullptr;
+    pattern_.reset(m_, d_);
+  }
+
   // f = [H_p; -H_q]  =>  Hess(q-rows) = -df_p/dx, Hess(p-rows) = df_q/dx,
   // forward differences from f_base_ = f(t, x).
   bool fd_hessian(double t, const ConstVecRef& x, MatRef hess) {
