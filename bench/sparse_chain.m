@@ -23,7 +23,11 @@
 ## itself ("in-run": each handle wrapped in a wall-clock timer, the median
 ## over as many pairs of runs; in a solver the same calls may cost more than
 ## in a tight loop, their data no longer in the caches) with the ratio to
-## that.  For the largest N
+## that; and the steady state: the marginal CPU cost and the in-run
+## callbacks over steps 2 @var{steps} + 1 @dots{} 2 @var{steps} + Ks (Ks
+## steps taking at least 1.5 s), past the release's transient (in which the
+## position Newton takes its exact matrix for a while, with more calls of
+## g), with their ratio.  For the largest N
 ## the peak resident memory of the solver call (VmHWM of /proc/self/status,
 ## reset through /proc/self/clear_refs before the call, less VmRSS before).
 ## An N is skipped once the previous one took more than 5 s per step (the
@@ -94,12 +98,35 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
       tins(k) = sum (a2 - a1) / K;
     endfor
     tin = median (tins);
+    ## the steady state: steps 2 steps + 1 ... 2 steps + Ks (Ks steps at
+    ## least 1.5 s), past the release's transient, where the position
+    ## Newton takes the exact matrix S for a while (the first ~35 steps at
+    ## N = 10^5, with more calls of g); marginal CPU time and in-run
+    ## callbacks over the same window, medians over r pairs of runs each
+    s0 = 2 * steps;
+    Ks = min (100 * steps, max (steps, ceil (1.5 / tm)));
+    ts = tsin = zeros (r, 1);
+    for k = 1:r
+      c0 = cputime ();  sa = odeRATTLE (c.f, 0, c.y0, odepkgset (o, "TimeStepNumber", s0));  ca = cputime () - c0;
+      c0 = cputime ();  sb = odeRATTLE (c.f, 0, c.y0, odepkgset (o, "TimeStepNumber", s0 + Ks));  cb = cputime () - c0;
+      ts(k) = (cb - ca) / Ks;
+      timed_callback ("reset");
+      sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", s0));
+      a1 = timed_callback ("read");
+      timed_callback ("reset");
+      sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", s0 + Ks));
+      a2 = timed_callback ("read");
+      tsin(k) = sum (a2 - a1) / Ks;
+    endfor
+    tst = median (ts);  tstin = median (tsin);
+    gst = (calls (sb.stats) - calls (sa.stats)) / Ks;
     row = struct ("N", N, "wall_ms_step", 1e3 * w1 / steps, "ms_step", 1e3 * t1 / steps, "ms_marginal", 1e3 * tm,
                   "K", K, "calls", n1 / steps, "calls_marginal", marg,
                   "callbacks_ms", 1e3 * tcb, "ratio", tm / tcb, "in_run_ms", 1e3 * tin, "ratio_in_run", tm / tin,
                   "t_f", tf, "t_g", tg, "t_G", tG,
                   "maxconstr", s2.stats.maxconstrresidual, "maxhidden", s2.stats.maxhiddenresidual,
-                  "peak_MB", NaN);
+                  "peak_MB", NaN, "steady_ms", 1e3 * tst, "steady_in_run_ms", 1e3 * tstin,
+                  "ratio_steady", tst / tstin, "steady_from", s0 + 1, "steady_to", s0 + Ks, "calls_steady", gst);
     if (big)
       row.peak_MB = peak / 1024;
     endif
@@ -112,6 +139,12 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
             N, row.wall_ms_step, row.ms_step, row.ms_marginal, row.calls, marg, row.callbacks_ms, row.ratio,
             row.in_run_ms, row.ratio_in_run, K);
     prev = w1 / steps;
+  endfor
+  printf ("steady state (steps 2 steps + 1 ... 2 steps + Ks, past the release's transient), CPU ms per step:\n");
+  printf ("%8s | %14s | %10s %-22s | %11s %6s\n", "N", "steps", "marginal", "calls/step f g G", "in-run ms", "ratio");
+  for row = rows
+    printf ("%8d | %6d .. %5d | %10.3f %6.2f %6.2f %6.2f   | %11.3f %6.2f\n", row.N, row.steady_from, row.steady_to,
+            row.steady_ms, row.calls_steady, row.steady_in_run_ms, row.ratio_steady);
   endfor
   printf ("one call, CPU ms (median):\n%8s %10s %10s %10s   %s\n", "N", "f", "g", "G", "max |g|, max |G H_p| (solver's stats)");
   for row = rows
