@@ -89,13 +89,7 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
     ow = odepkgset (o, "ConstraintFcn", cw.g, "ConstraintGradFcn", cw.G);
     tins = zeros (r, 1);
     for k = 1:r
-      timed_callback ("reset");
-      sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", steps));
-      a1 = timed_callback ("read");
-      timed_callback ("reset");
-      sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", steps + K));
-      a2 = timed_callback ("read");
-      tins(k) = sum (a2 - a1) / K;
+      tins(k) = in_run_per_step (cw, ow, c.y0, steps, steps + K);
     endfor
     tin = median (tins);
     ## the steady state: steps 2 steps + 1 ... 2 steps + Ks (Ks steps at
@@ -110,13 +104,7 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
       c0 = cputime ();  sa = odeRATTLE (c.f, 0, c.y0, odepkgset (o, "TimeStepNumber", s0));  ca = cputime () - c0;
       c0 = cputime ();  sb = odeRATTLE (c.f, 0, c.y0, odepkgset (o, "TimeStepNumber", s0 + Ks));  cb = cputime () - c0;
       ts(k) = (cb - ca) / Ks;
-      timed_callback ("reset");
-      sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", s0));
-      a1 = timed_callback ("read");
-      timed_callback ("reset");
-      sw = odeRATTLE (cw.f, 0, c.y0, odepkgset (ow, "TimeStepNumber", s0 + Ks));
-      a2 = timed_callback ("read");
-      tsin(k) = sum (a2 - a1) / Ks;
+      tsin(k) = in_run_per_step (cw, ow, c.y0, s0, s0 + Ks);
     endfor
     tst = median (ts);  tstin = median (tsin);
     gst = (calls (sb.stats) - calls (sa.stats)) / Ks;
@@ -155,6 +143,18 @@ function rows = sparse_chain (Ns = 10 .^ (1:5), runs = 5, steps = 20)
     printf ("N = %d: peak memory of the solver call (VmHWM - VmRSS before) %.1f MB; its output alone %.1f MB\n",
             rows(end).N, rows(end).peak_MB, 8 * 4 * rows(end).N * (steps + 1) / 2^20);
   endif
+endfunction
+
+## the wrapped callbacks' wall time per step over steps sa + 1 ... sb: one
+## run of sa steps and one of sb, each from y0
+function t = in_run_per_step (cw, ow, y0, sa, sb)
+  timed_callback ("reset");
+  sw = odeRATTLE (cw.f, 0, y0, odepkgset (ow, "TimeStepNumber", sa));
+  a1 = timed_callback ("read");
+  timed_callback ("reset");
+  sw = odeRATTLE (cw.f, 0, y0, odepkgset (ow, "TimeStepNumber", sb));
+  a2 = timed_callback ("read");
+  t = sum (a2 - a1) / (sb - sa);
 endfunction
 
 ## fewer timed runs where one run takes long
