@@ -143,6 +143,43 @@ TEST(LargeState, ExplicitMethodsAreLinearInMemoryAndCalls) {
   }
 }
 
+/// Equal masses: the diagonal model's differences ((p + s) - p) / s are
+/// rounded, a few ulps off 1/m, yet the model is exactly T_p = p / m with
+/// b = 0 (snap_uniform); a model that differs from uniform by more than
+/// round-off (one mass changed, or b = 1e-12) is kept as it is.
+TEST(LargeState, EqualMassesGiveAnExactlyUniformModel) {
+  const int d = 2 * AffineVelocity::kDenseMax + 2;
+  Vec x(2 * d);
+  for (int i = 0; i < d; ++i) {
+    x(i) = 0.5 * i;
+    x(d + i) = 0.1 + 0.37 * i;  // p_i + 1 - p_i is not 1 for many i
+  }
+  int rounded = 0;
+  for (int i = 0; i < d; ++i) rounded += ((x(d + i) + std::max(1.0, x(d + i))) - x(d + i)) != std::max(1.0, x(d + i));
+  ASSERT_GT(rounded, 0);  // the snap has something to do
+  struct Case {
+    double inv_mass, changed, offset;
+    bool uniform;
+  };
+  for (const Case& k : {Case{1.0, 1.0, 0.0, true}, Case{0.25, 0.25, 0.0, true}, Case{1.0 / 3.0, 1.0 / 3.0, 0.0, true},
+                        Case{1.0, 0.5, 0.0, false}, Case{1.0, 1.0, 1e-12, false}}) {
+    HamiltonianProblem P(d, [&](double, const ConstVecRef& y, VecRef dy) {
+      for (int i = 0; i < d; ++i) dy(i) = (i == 7 ? k.changed : k.inv_mass) * y(d + i) + k.offset;
+      chain_force(y.head(d), dy.tail(d));
+    });
+    AffineVelocity model(d, true);
+    bool active = false;
+    for (int s = 0; s < 9; ++s) active = model.prepare(P, 0.0, x);
+    ASSERT_TRUE(active) << k.inv_mass << " " << k.changed << " " << k.offset;
+    EXPECT_EQ(model.is_uniform(), k.uniform) << k.inv_mass << " " << k.changed << " " << k.offset;
+    if (k.uniform) {
+      EXPECT_EQ(model.uniform_value(), k.inv_mass);
+      EXPECT_TRUE((model.diagonal().array() == k.inv_mass).all());
+      EXPECT_TRUE((model.offset().array() == 0.0).all());
+    }
+  }
+}
+
 /// T = p' A p / 2 with A tridiagonal (not diagonal), d > kDenseMax: the
 /// diagonal model's second probe refuses it; the steps equal a plain
 /// two-call Störmer–Verlet loop.

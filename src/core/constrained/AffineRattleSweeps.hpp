@@ -20,10 +20,26 @@
 
 namespace odepkg::sweeps {
 
-/// The diagonal velocity model: T_p(p) = w .* p + b.
+/// The diagonal velocity model: T_p(p) = w .* p + b.  The sweeps take it
+/// as a template parameter V: tp(j, p) = T_p(p)_j, scale(j, x) = w_j x, and
+/// kStored: the velocity T_p is written to a d-vector for the products with
+/// G that follow (else they scale p by the scalar w on the fly).
 struct Velocity {
+  static constexpr bool kStored = true;
   const double* w;
   const double* b;
+  double tp(Eigen::Index j, double p) const { return w[j] * p + b[j]; }
+  double scale(Eigen::Index j, double x) const { return w[j] * x; }
+};
+
+/// Equal masses, T_p(p) = w p (AffineVelocity::is_uniform): no d-vector
+/// read for the model, none written for the velocity.  The same operations
+/// as Velocity with w_j = w, b_j = 0 (w p + 0 = w p), so the same results.
+struct UniformVelocity {
+  static constexpr bool kStored = false;
+  double w;
+  double tp(Eigen::Index, double p) const { return w * p; }
+  double scale(Eigen::Index, double x) const { return w * x; }
 };
 
 /// The norms a sweep takes on its way (running maxima in registers: one
@@ -46,7 +62,8 @@ inline double max_abs(double a, double x) { return std::max(a, std::abs(x)); }
 ///   ph = p0 + c F0 - u,  q1 = q0 + h T_p(ph)   (p_{1/2}, q_1 at the guess L),
 /// with |q0|, |p0| (the round-off weight's) and |ph| taken on the way: the
 /// step reads no vector twice for its norms.
-inline SweepNorms start_positions(const SpMat& G0, const double* L, Velocity v, double h, const double* q0,
+template <class V>
+SweepNorms start_positions(const SpMat& G0, const double* L, const V& v, double h, const double* q0,
                                   const double* p0, const double* F0, double* q1, double* ph) {
   const int* outer = G0.outerIndexPtr();
   const int* inner = G0.innerIndexPtr();
@@ -57,7 +74,7 @@ inline SweepNorms start_positions(const SpMat& G0, const double* L, Velocity v, 
     double uj = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) uj += g[k] * L[inner[k]];
     const double pj = (p0[j] + c * F0[j]) - uj;
-    const double qj = q0[j] + h * (v.w[j] * pj + v.b[j]);
+    const double qj = q0[j] + h * v.tp(j, pj);
     ph[j] = pj;
     q1[j] = qj;
     qa = max_abs(qa, q0[j]);
@@ -79,7 +96,8 @@ inline SweepNorms start_positions(const SpMat& G0, const double* L, Velocity v, 
 /// Returns |dp|_inf (the size of the correction), |q1|_inf and whether q1
 /// and ph are finite (every entry is rewritten: the last correction's
 /// figures are those of the Newton's result).
-inline SweepNorms correct_positions(const SpMat& G0, const double* delta, Velocity v, double h, double* q1,
+template <class V>
+SweepNorms correct_positions(const SpMat& G0, const double* delta, const V& v, double h, double* q1,
                                     double* ph) {
   const int* outer = G0.outerIndexPtr();
   const int* inner = G0.innerIndexPtr();
@@ -90,7 +108,7 @@ inline SweepNorms correct_positions(const SpMat& G0, const double* delta, Veloci
     double dp = 0.0;
     for (int k = outer[j]; k < outer[j + 1]; ++k) dp += g[k] * delta[inner[k]];
     const double pj = ph[j] - dp;
-    const double qj = q1[j] - h * (v.w[j] * dp);
+    const double qj = q1[j] - h * v.scale(j, dp);
     ph[j] = pj;
     q1[j] = qj;
     da = max_abs(da, dp);  // (a NaN dp shows in zero)
@@ -117,7 +135,8 @@ struct VelocityCheck {
 ///   pstar = ph + c F1,  v = T_p(pstar),  force = F1 (the next step's F_0),
 /// and the check of the model at ph: hp = T_p(ph)?  (G_1 v, the velocity
 /// system's right-hand side, follows over G_1's rows: SparseRowView.)
-inline VelocityCheck confirm_and_kick(Eigen::Index d, Velocity v, double h, const double* ph, const double* hp,
+template <class V>
+VelocityCheck confirm_and_kick(Eigen::Index d, const V& v, double h, const double* ph, const double* hp,
                                       const double* F1, double* pstar, double* force, double* vel) {
   const double c = 0.5 * h;
   VelocityCheck k;
@@ -127,11 +146,11 @@ inline VelocityCheck confirm_and_kick(Eigen::Index d, Velocity v, double h, cons
     zero += t * 0.0 + f * 0.0;
     pm = std::max(pm, std::abs(p));
     hm = std::max(hm, std::abs(t));
-    miss = std::max(miss, std::abs(t - (v.w[j] * p + v.b[j])));
+    miss = std::max(miss, std::abs(t - v.tp(j, p)));
     const double ps = p + c * f;
     pstar[j] = ps;
     force[j] = f;
-    vel[j] = v.w[j] * ps + v.b[j];
+    if constexpr (V::kStored) vel[j] = v.tp(j, ps);
   }
   k.zero = zero;
   k.p_max = pm;
@@ -146,7 +165,8 @@ inline VelocityCheck confirm_and_kick(Eigen::Index d, Velocity v, double h, cons
 /// copied to q_out alongside (the step's output state; pass null to skip).
 /// p1 may be pstar itself (each entry is read before it is written).
 /// Returns |p1|_inf and whether p1 and q_out are finite.
-inline SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, Velocity v, const double* pstar,
+template <class V>
+SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, const V& v, const double* pstar,
                                              double* p1, double* vel, const double* q1, double* q_out) {
   const int* outer = G1.outerIndexPtr();
   const int* inner = G1.innerIndexPtr();
@@ -157,7 +177,7 @@ inline SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, V
     for (int k = outer[j]; k < outer[j + 1]; ++k) s += g[k] * M[inner[k]];
     const double pj = pstar[j] - s;
     p1[j] = pj;
-    vel[j] = v.w[j] * pj + v.b[j];
+    if constexpr (V::kStored) vel[j] = v.tp(j, pj);
     pa = max_abs(pa, pj);
     if (q_out) {
       q_out[j] = q1[j];

@@ -35,7 +35,21 @@ class SparseRowView {
   }
 
   /// y = G x; returns max_i sum_j |G_ij| (G's infinity norm).
-  double multiply(const double* x, double* y) const {
+  double multiply(const double* x, double* y) const { return multiply_scaled(x, Unscaled{}, y); }
+  /// y = G (w x) for a scalar w, w x_j formed as each entry is read (the
+  /// velocity w p of equal masses, never stored); same norm.
+  double multiply_scaled(const double* x, double w, double* y) const { return multiply_scaled(x, Scaled{w}, y); }
+
+ private:
+  struct Unscaled {
+    double operator()(double x) const { return x; }
+  };
+  struct Scaled {
+    double w;
+    double operator()(double x) const { return w * x; }
+  };
+  template <class S>
+  double multiply_scaled(const double* x, S scale, double* y) const {
     const int* start = start_.data();
     const int* col = col_.data();
     const double* v = val_.data();
@@ -43,7 +57,7 @@ class SparseRowView {
     for (Eigen::Index i = 0; i < rows_; ++i) {
       double s = 0.0, a = 0.0;
       for (int t = start[i]; t < start[i + 1]; ++t) {
-        s += v[t] * x[col[t]];
+        s += v[t] * scale(x[col[t]]);
         a += std::abs(v[t]);
       }
       y[i] = s;
@@ -52,6 +66,7 @@ class SparseRowView {
     return norm;
   }
 
+ public:
   // Read-only access (SparseGramSolver assembles K = G W G^T from the rows).
   Eigen::Index rows() const { return rows_; }
   Eigen::Index cols() const { return cols_; }

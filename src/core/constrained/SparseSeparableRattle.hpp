@@ -94,6 +94,8 @@ class SparseSeparableRattle : private RattleAcceptance {
   bool simplified_newton() const { return exact_steps_left_ == 0; }
   /// Position Newton solves that took S (the others took K_0).
   long exact_newton_solves() const { return exact_solves_; }
+  /// The learned model of T_p (AffineVelocity.hpp) the quadratic-T step uses.
+  const AffineVelocity& velocity_model() const { return velocity_; }
 
   explicit SparseSeparableRattle(RattleState& shared)
       : shared_(shared),
@@ -332,6 +334,20 @@ class SparseSeparableRattle : private RattleAcceptance {
   // The vector work in a few passes over the columns of G (AffineRattleSweeps);
   // q_1 and p_{1/2} live in x2_ = [q_1; p_{1/2}], where f is called.
   bool step_affine(Point& from, double h, Point& to, StepStatus& status) {
+    if (velocity_.is_uniform()) return step_affine_with(sweeps::UniformVelocity{velocity_.uniform_value()}, from, h, to, status);
+    return step_affine_with(sweeps::Velocity{velocity_.diagonal().data(), velocity_.offset().data()}, from, h, to, status);
+  }
+  /// G_1 T_p(p) into hid_, from vel_ (= T_p(p), written by the sweeps) or
+  /// from p itself for equal masses; returns |G_1|_inf.
+  template <class V>
+  double velocity_product(const V& vel, const double* p) {
+    if constexpr (V::kStored)
+      return G1rows_.multiply(vel_.data(), hid_.data());
+    else
+      return G1rows_.multiply_scaled(p, vel.w, hid_.data());
+  }
+  template <class V>
+  bool step_affine_with(const V& vel, Point& from, double h, Point& to, StepStatus& status) {
     const int d = d_;
     Stats& st = problem_.stats();
     status = StepStatus::NonFinite;
@@ -342,7 +358,6 @@ class SparseSeparableRattle : private RattleAcceptance {
     if (!grad_at_q0(q0, cont)) return true;
     const double s = have_guess_ ? h / shared_.h_prev : 0.0;
     const Vec& w = velocity_.diagonal();
-    const sweeps::Velocity vel{w.data(), velocity_.offset().data()};
     if (!have_model_weights_) {  // the model's W replaces the probed one
       K_.invalidate();
       have_model_weights_ = true;
@@ -421,7 +436,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     if (!problem_.constraint_grad_sparse(x2_.head(d), G1_)) return true;
     // 3. Velocity multipliers, linear for affine T_p: G_1 W G_1^T M = G_1 T_p(p*).
     G1rows_.assign(G1_, pattern_token(G1_));
-    const double Gn = G1rows_.multiply(vel_.data(), hid_.data());
+    const double Gn = velocity_product(vel, pstar_.data());
     record_residual_norm(st.max_constraint_residual, gn, Gn, q1n);
     double* p1 = to.x.data() + d;
     if (shake_) {
@@ -433,7 +448,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       K_.solve(hid_, M_);
       sweeps::SweepNorms out =
           sweeps::apply_velocity_multipliers(G1_, M_.data(), vel, pstar_.data(), p1, vel_.data(), q1, to.x.data());
-      G1rows_.multiply(vel_.data(), hid_.data());
+      velocity_product(vel, p1);
       // one step of iterative refinement when the solve left more than
       // round-off (ill-conditioned K, dropped pivots): O(nnz)
       double hp_scale = velocity_.matrix_norm() * out.p_out;  // |A| |p_1|
@@ -443,7 +458,7 @@ class SparseSeparableRattle : private RattleAcceptance {
         const double first = out.zero;  // (it covers the copy of q_1)
         out = sweeps::apply_velocity_multipliers(G1_, delta_.data(), vel, p1, p1, vel_.data(), nullptr, nullptr);
         out.zero += first;
-        G1rows_.multiply(vel_.data(), hid_.data());
+        velocity_product(vel, p1);
         hp_scale = velocity_.matrix_norm() * out.p_out;
       }
       record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, hp_scale);

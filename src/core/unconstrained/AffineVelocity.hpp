@@ -150,6 +150,10 @@ class AffineVelocity {
   const Vec& diagonal() const { return diag_; }
   /// b (valid when active()).
   const Vec& offset() const { return b_; }
+  /// A = a I and b = 0 (equal masses; valid when active()): the sweeps may
+  /// read the scalar uniform_value() instead of diagonal() and offset().
+  bool is_uniform() const { return diagonal_ && uniform_; }
+  double uniform_value() const { return uniform_value_; }
   /// |A|_inf, computed once when learned.
   double matrix_norm() const { return a_norm_; }
 
@@ -214,6 +218,7 @@ class AffineVelocity {
     if (!pb.field(t, x_, f1_)) return;
     for (int i = 0; i < d; ++i) diag_(i) = (f1_(i) - f0_(i)) / probe_size(x(d + i));
     b_ = f0_.head(d) - diag_.cwiseProduct(x.tail(d));
+    snap_uniform(x.tail(d));
     a_norm_ = diag_.lpNorm<Eigen::Infinity>();
     b_norm_ = b_.lpNorm<Eigen::Infinity>();
     if (!diag_.allFinite() || !b_.allFinite()) return;
@@ -226,8 +231,50 @@ class AffineVelocity {
     if (!confirm(x_.tail(d), f1_.head(d))) state_ = State::Off;
   }
 
+  /// Equal masses, T = a |p|^2 / 2: the differences above give a_i within a
+  /// few ulps of a common a (p_i + s - p_i is rounded) and b_i at round-off.
+  /// Such a model is made exactly uniform (a_i = the most frequent value,
+  /// b = 0), so that the sweeps may read the scalar a instead of two
+  /// d-vectors; the probe that follows and every step's check verify it as
+  /// they verify any model.
+  void snap_uniform(const ConstVecRef& p) {
+    uniform_ = false;
+    const Eigen::Index d = diag_.size();
+    if (d == 0) return;
+    constexpr int kValues = 4;  // distinct candidates within the tolerance
+    double value[kValues];
+    long count[kValues] = {0, 0, 0, 0};
+    int distinct = 0;
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double a0 = diag_(0);
+    for (Eigen::Index i = 0; i < d; ++i) {
+      const double a = diag_(i);
+      if (!(std::abs(a - a0) <= 8.0 * eps * std::abs(a0)) ||
+          !(std::abs(b_(i)) <= 8.0 * eps * (std::abs(a * p(i)) + std::abs(f0_(i)))))
+        return;
+      int k = 0;
+      while (k < distinct && value[k] != a) ++k;
+      if (k == distinct) {
+        if (distinct == kValues) return;
+        value[distinct++] = a;
+      }
+      ++count[k];
+    }
+    int best = 0;
+    for (int k = 1; k < distinct; ++k)
+      if (count[k] > count[best]) best = k;
+    uniform_ = true;
+    uniform_value_ = value[best];
+    diag_.setConstant(uniform_value_);
+    b_.setZero();
+    a_norm_ = std::abs(uniform_value_);
+    b_norm_ = 0.0;
+  }
+
   State state_ = State::Waiting;
   int steps_ = 0;
+  bool uniform_ = false;        ///< diag_ = uniform_value_ everywhere, b_ = 0 (snap_uniform)
+  double uniform_value_ = 0.0;
   Mat A_;      // dense A (d <= kDenseMax only)
   Vec diag_;   // its diagonal
   bool diagonal_ = false;
