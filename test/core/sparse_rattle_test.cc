@@ -191,6 +191,49 @@ TEST(SparseRattle, VelocityModelThatStopsMatchingIsDropped) {
   EXPECT_LE(res.first, 1e-10);
 }
 
+// Equal masses M = mI: the learned model is snapped to T_p(p) = p / m
+// exactly (AffineVelocity's snap_uniform) and the sweeps take the scalar;
+// unequal masses keep the per-coordinate model.  Either way the trajectory
+// is the dense one up to round-off.
+TEST(SparseRattle, EqualMassesTakeTheScalarVelocityModel) {
+  Chain c;
+  c.N = 20;
+  const Vec x0 = c.zigzag(0.3, 0.9);
+  struct Case {
+    const char* name;
+    bool uniform;
+    double (*inverse_mass)(Eigen::Index i);
+  };
+  const Case cases[] = {
+      {"unit masses", true, [](Eigen::Index) { return 1.0; }},
+      {"masses 3", true, [](Eigen::Index) { return 1.0 / 3.0; }},
+      {"masses 1, 2, 3, ...", false, [](Eigen::Index i) { return 1.0 / (1.0 + (i / 2) % 3); }},
+  };
+  for (const Case& k : cases) {
+    auto inv = k.inverse_mass;
+    auto f = [inv](double t, const ConstVecRef& x, VecRef dx) {
+      Chain::field(t, x, dx);
+      const Eigen::Index d = x.size() / 2;
+      for (Eigen::Index i = 0; i < d; ++i) dx(i) = x(d + i) * inv(i);  // H_p = M^{-1} p
+    };
+    auto Pd = chain_with_field(c, false, f), Ps = chain_with_field(c, true, f);
+    Rattle rd(*Pd, true), rs(*Ps, true);
+    const auto yd = run(*Pd, rd, x0, 0.01, 60), ys = run(*Ps, rs, x0, 0.01, 60);
+    ASSERT_EQ(ys.size(), 60u) << k.name;
+    const AffineVelocity& model = rs.sparse_separable()->velocity_model();
+    ASSERT_TRUE(model.active()) << k.name;
+    EXPECT_EQ(model.is_uniform(), k.uniform) << k.name;
+    if (k.uniform) {
+      EXPECT_EQ(model.uniform_value(), inv(0)) << k.name;
+      EXPECT_EQ(model.offset().lpNorm<Eigen::Infinity>(), 0.0) << k.name;
+    }
+    EXPECT_LE(max_diff(yd, ys), 1e-11 * yd.back().lpNorm<Eigen::Infinity>()) << k.name;
+    Vec qv = ys.back();  // [q; M^{-1} p]: the hidden constraint is G M^{-1} p = 0
+    for (Eigen::Index i = 0; i < c.d(); ++i) qv(c.d() + i) *= inv(i);
+    EXPECT_LE(c.residuals(qv).second, 1e-10) << k.name;
+  }
+}
+
 // A 10^4-link chain, 200 steps: constraints and hidden constraints at
 // round-off, energy bounded (symplectic: no drift).
 TEST(SparseRattle, LongChainStaysOnTheManifold) {
@@ -557,16 +600,19 @@ TEST(SparseGramSolver, BandedProductLU) {
   c.N = 40;
   const int d = c.d();
   const Vec qa = c.zigzag(0.3, 0.7).head(d), qb = c.zigzag(0.32, 0.66).head(d);
-  const Vec w = Vec::LinSpaced(d, 1.0, 3.0);
   SpMat A, B;
   c.G_sparse(qa, A);
   c.G_sparse(qb, B);
-  auto check = [&](const SpMat& As, const SpMat& Bs, bool consistent) {
+  // twisted: the tridiagonal S of a chain of full rank takes the twisted
+  // LU (both ends at once), any other the one-sided banded LU
+  auto check = [&](const SpMat& As, const SpMat& Bs, bool consistent, bool twisted) {
     const Mat Ad = Mat(As), Bd = Mat(Bs);
+    const Vec w = Vec::LinSpaced(As.cols(), 1.0, 3.0);
     const Mat S = Ad * w.asDiagonal() * Bd.transpose();
     SparseGramSolver s;
     ASSERT_TRUE(s.factor_product(As, w, Bs));
     ASSERT_TRUE(s.product_valid());
+    EXPECT_EQ(s.product_twisted(), twisted) << "m = " << S.rows();
     const Vec r = consistent ? Vec(S * Vec::LinSpaced(S.cols(), -1.0, 2.0)) : Vec::LinSpaced(S.rows(), 1.0, -1.0);
     Vec x(S.rows());
     s.solve_product(r, x);
@@ -575,7 +621,16 @@ TEST(SparseGramSolver, BandedProductLU) {
       EXPECT_LE((x - S.partialPivLu().solve(r)).norm(), 1e-10 * x.norm());
     }
   };
-  check(A, B, false);
+  check(A, B, false, true);
+  // short chains: the twist's ends and middle (m = 1 is diagonal: band 0)
+  for (int n = 1; n <= 6; ++n) {
+    Chain s;
+    s.N = n;
+    SpMat As, Bs;
+    s.G_sparse(s.zigzag(0.3, 0.7).head(s.d()), As);
+    s.G_sparse(s.zigzag(0.32, 0.66).head(s.d()), Bs);
+    check(As, Bs, false, n > 1);
+  }
   // pentadiagonal: G plus rows tying mass k to mass k + 2 (|x_{k+2} - x_k|^2)
   auto widen = [&](const Vec& q) {
     std::vector<Eigen::Triplet<double>> t;
@@ -600,13 +655,13 @@ TEST(SparseGramSolver, BandedProductLU) {
     return SpMat(kept.sparseView());
   };
   const SpMat Aw = widen(qa), Bw = widen(qb);
-  check(Aw, Bw, false);
+  check(Aw, Bw, false, false);
   // a duplicated link next to its original (rank m - 1), consistent right side
   const Mat Ad = Mat(A), Bd = Mat(B);
   Mat A2(c.N + 1, d), B2(c.N + 1, d);
   A2 << Ad.topRows(6), Ad.row(5), Ad.bottomRows(c.N - 6);
   B2 << Bd.topRows(6), Bd.row(5), Bd.bottomRows(c.N - 6);
-  check(SpMat(A2.sparseView()), SpMat(B2.sparseView()), true);
+  check(SpMat(A2.sparseView()), SpMat(B2.sparseView()), true, false);  // a dropped pivot: one-sided
 }
 
 // A random m x 2m G whose K = G W G^T has bandwidth `band`: band 1, a

@@ -34,7 +34,8 @@ struct Velocity {
 
 /// Equal masses, T_p(p) = w p (AffineVelocity::is_uniform): no d-vector
 /// read for the model, none written for the velocity.  The same operations
-/// as Velocity with w_j = w, b_j = 0 (w p + 0 = w p), so the same results.
+/// as Velocity with w_j = w, b_j = 0 (w p + 0 = w p), so the same results
+/// (up to the sign of a zero velocity).
 struct UniformVelocity {
   static constexpr bool kStored = false;
   double w;
@@ -123,7 +124,7 @@ SweepNorms correct_positions(const SpMat& G0, const double* delta, const V& v, d
 }
 
 /// AffineVelocity's check of T_p at p_{1/2} against the true H_p of f's
-/// call there, in the half kick's pass (AffineVelocity::judge_figures reads
+/// call there, in the half kick's pass (AffineVelocity::judge reads
 /// them): `zero` sums H_p * 0 and F_1 * 0 (both checked finite here: the
 /// step calls f unchecked), the maxima of |p_{1/2}|, |H_p| and the miss.
 struct VelocityCheck {
@@ -135,6 +136,7 @@ struct VelocityCheck {
 ///   pstar = ph + c F1,  v = T_p(pstar),  force = F1 (the next step's F_0),
 /// and the check of the model at ph: hp = T_p(ph)?  (G_1 v, the velocity
 /// system's right-hand side, follows over G_1's rows: SparseRowView.)
+/// v is written only for a model with kStored (else vel may be null).
 template <class V>
 VelocityCheck confirm_and_kick(Eigen::Index d, const V& v, double h, const double* ph, const double* hp,
                                       const double* F1, double* pstar, double* force, double* vel) {
@@ -163,7 +165,8 @@ VelocityCheck confirm_and_kick(Eigen::Index d, const V& v, double h, const doubl
 ///   p1 = pstar - G1^T M,  vel = T_p(p1)
 /// (G_1 vel, the hidden constraint, follows over G_1's rows), with q1
 /// copied to q_out alongside (the step's output state; pass null to skip).
-/// p1 may be pstar itself (each entry is read before it is written).
+/// p1 may be pstar itself (each entry is read before it is written); vel
+/// is written only for a model with kStored (else it may be null).
 /// Returns |p1|_inf and whether p1 and q_out are finite.
 template <class V>
 SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, const V& v, const double* pstar,

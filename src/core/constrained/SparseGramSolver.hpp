@@ -264,9 +264,12 @@ class SparseGramSolver {
   /// perturbation of the semidefinite K, whose LDL^T needs none), pivots
   /// |U_jj| <= tol max_i |S_ii| dropped as in band_factor.  Returns false
   /// when S is not banded (the caller iterates with K instead) or not
-  /// finite; solve_product() then solves S x = r in O(m b).
+  /// finite; solve_product() then solves S x = r in O(m b).  A tridiagonal
+  /// S (a chain) of full rank takes the twisted LU instead
+  /// (twisted_product_factor): two recurrences of half the length.
   bool factor_product(const SpMat& A, const ConstVecRef& w, const SpMat& B, long pattern = -1) {
     lu_valid_ = false;
+    lu_twisted_ = false;
     if (!gram_ready_ || pattern < 0 || pattern != token_) {
       if (!gram_ready_ || !same_pattern(A, Gpattern_)) gram_pattern(A);
       token_ = pattern;
@@ -293,28 +296,20 @@ class SparseGramSolver {
       }
     }
     if (!lu_banded_) return false;
-    // S(row_a, row_c) = sum over the columns k of A_ak w_k B_ck, straight
-    // into the band
-    const int m = static_cast<int>(K_.rows()), b = lu_b_, w2 = 2 * b + 1;
-    Sb_.setZero();
-    double* S = Sb_.data();
-    const double* av = A.valuePtr();
-    const double* bv = B.valuePtr();
-    const int* outer = A.outerIndexPtr();
-    const int* slot = lu_pos_.data();
-    const double* wp = w.data();
-    for (int k = 0; k < A.outerSize(); ++k) {
-      const double wk = wp[k];
-      for (int a = outer[k]; a < outer[k + 1]; ++a) {
-        const double ga = wk * av[a];
-        for (int c = outer[k]; c < outer[k + 1]; ++c) S[*slot++] += ga * bv[c];
-      }
-    }
+    assemble_product(A, w, B);
     if (!Sb_.allFinite()) return false;
     // S(i, j) at Sb_[i w2 + j - i + b]; L (unit, below) and U overwrite it
+    const int m = static_cast<int>(K_.rows()), b = lu_b_, w2 = 2 * b + 1;
+    double* S = Sb_.data();
     double smax = 0.0;
     for (int i = 0; i < m; ++i) smax = std::max(smax, std::abs(S[i * w2 + b]));
     const double drop = tol_ * smax;
+    lu_twisted_ = b == 1 && smax > 0.0 && twisted_product_factor(drop);
+    if (lu_twisted_) {
+      lu_valid_ = true;
+      return true;
+    }
+    if (b == 1 && smax > 0.0) assemble_product(A, w, B);  // the twisted attempt overwrote it
     for (int k = 0; k < m; ++k) {
       const double piv = S[k * w2 + b];
       const bool keep = smax > 0.0 && std::abs(piv) > drop;
@@ -339,6 +334,10 @@ class SparseGramSolver {
     const double* S = Sb_.data();
     const double* inv = Sinv_.data();
     double* xp = x.data();
+    if (lu_twisted_) {
+      twisted_product_solve(xp);
+      return;
+    }
     if (b == 1) {  // L(i, i-1) at S[3i], U(i, i) at S[3i + 1], U(i, i+1) at S[3i + 2]
       double y = xp[0];
       for (int i = 1; i < m; ++i) xp[i] = y = xp[i] - S[3 * i] * y;
@@ -362,6 +361,8 @@ class SparseGramSolver {
 
   /// S factorized by the last factor_product.
   bool product_valid() const { return lu_valid_; }
+  /// ... by its twisted factorization (tridiagonal, no pivot dropped).
+  bool product_twisted() const { return lu_valid_ && lu_twisted_; }
   void invalidate_product() { lu_valid_ = false; }
 
   bool valid() const { return valid_; }
@@ -695,6 +696,99 @@ class SparseGramSolver {
     return finish_rank(n, t.dmax, t.kept_min, t.dropped_max);
   }
 
+  /// S(row_a, row_c) = sum over the columns k of A_ak w_k B_ck, straight
+  /// into the band Sb_ (S(i, j) at Sb_[i (2b + 1) + j - i + b]).
+  void assemble_product(const SpMat& A, const ConstVecRef& w, const SpMat& B) {
+    Sb_.setZero();
+    double* S = Sb_.data();
+    const double* av = A.valuePtr();
+    const double* bv = B.valuePtr();
+    const int* outer = A.outerIndexPtr();
+    const int* slot = lu_pos_.data();
+    const double* wp = w.data();
+    for (int k = 0; k < A.outerSize(); ++k) {
+      const double wk = wp[k];
+      for (int a = outer[k]; a < outer[k + 1]; ++a) {
+        const double ga = wk * av[a];
+        for (int c = outer[k]; c < outer[k + 1]; ++c) S[*slot++] += ga * bv[c];
+      }
+    }
+  }
+
+  /// The twisted LU of a tridiagonal S, in place (twisted_factor's
+  /// recurrences without symmetry): with a_i = S(i, i-1), d_i = S(i, i),
+  /// c_i = S(i, i+1) (at Sb_[3i], Sb_[3i + 1], Sb_[3i + 2]) and k = m/2,
+  ///   u_i = d_i - l_i c_i-1,  l_i = a_i / u_i-1      (i < k, top-down),
+  ///   v_j = d_j - r_j a_j+1,  r_j = c_j / v_j+1      (j > k, bottom-up),
+  ///   g_k = d_k - l_k c_k-1 - r_k a_k+1,
+  /// l_i replacing a_i (i <= k), r_j replacing c_j (j >= k), the pivots
+  /// u, v, g replacing d and their inverses in Sinv_: two independent
+  /// chains of divisions of half the length of the one-sided LU's.  False
+  /// (Sb_ no longer S) if a pivot is not above `drop` in magnitude.
+  bool twisted_product_factor(double drop) {
+    const int m = static_cast<int>(Sinv_.size()), k = m / 2, nb = m - 1 - k;
+    double* S = Sb_.data();
+    double* inv = Sinv_.data();
+    bool ok = true;  // (a NaN pivot fails |p| > drop)
+    double it = 0.0, ib = 0.0;  // 1/u_i-1, 1/v_j+1
+    auto top = [&](int i) {
+      const double l = i > 0 ? S[3 * i] * it : 0.0;
+      const double u = S[3 * i + 1] - (i > 0 ? l * S[3 * i - 1] : 0.0);
+      S[3 * i] = l;
+      S[3 * i + 1] = u;
+      inv[i] = it = 1.0 / u;
+      ok &= std::abs(u) > drop;
+    };
+    auto bottom = [&](int j) {
+      const double r = j < m - 1 ? S[3 * j + 2] * ib : 0.0;
+      const double v = S[3 * j + 1] - (j < m - 1 ? r * S[3 * j + 3] : 0.0);
+      S[3 * j + 2] = r;
+      S[3 * j + 1] = v;
+      inv[j] = ib = 1.0 / v;
+      ok &= std::abs(v) > drop;
+    };
+    for (int t = 0; t < nb; ++t) {
+      top(t);
+      bottom(m - 1 - t);
+    }
+    if (k > nb) top(k - 1);
+    const double l = k > 0 ? S[3 * k] * it : 0.0, r = k < m - 1 ? S[3 * k + 2] * ib : 0.0;
+    const double g = S[3 * k + 1] - (k > 0 ? l * S[3 * k - 1] : 0.0) - (k < m - 1 ? r * S[3 * k + 3] : 0.0);
+    S[3 * k] = l;
+    S[3 * k + 2] = r;
+    S[3 * k + 1] = g;
+    inv[k] = 1.0 / g;
+    ok &= std::abs(g) > drop;
+    return ok;
+  }
+
+  /// x <- S^{-1} x from twisted_product_factor: z from both ends (z_i =
+  /// x_i - l_i z_i-1 above k, z_j = x_j - r_j z_j+1 below), x_k = (z_k -
+  /// l_k z_k-1 - r_k z_k+1) / g_k, then outwards: x_i = (z_i - c_i x_i+1) /
+  /// u_i, x_j = (z_j - a_j x_j-1) / v_j.  Two independent recurrences.
+  void twisted_product_solve(double* x) const {
+    const int m = static_cast<int>(Sinv_.size()), k = m / 2, nb = m - 1 - k;
+    const double* S = Sb_.data();
+    const double* inv = Sinv_.data();
+    double zt = k > 0 ? x[0] : 0.0, zb = nb > 0 ? x[m - 1] : 0.0;  // z_i-1, z_j+1
+    // top rows 1 .. k-1 and bottom rows m-2 .. k+1 (k - 1 >= nb - 1 of them)
+    for (int i = 1, j = m - 2; j > k; ++i, --j) {
+      x[i] = zt = x[i] - S[3 * i] * zt;
+      x[j] = zb = x[j] - S[3 * j + 2] * zb;
+    }
+    if (k - 1 > nb - 1 && k > 1) x[k - 1] = zt = x[k - 1] - S[3 * (k - 1)] * zt;
+    double zk = x[k];
+    if (k > 0) zk -= S[3 * k] * zt;
+    if (k < m - 1) zk -= S[3 * k + 2] * zb;
+    double xt = x[k] = zk * inv[k], xb = xt;  // x_i+1, x_j-1
+    // outwards: rows k-1 .. 0 and k+1 .. m-1 (k >= nb of them)
+    for (int i = k - 1, j = k + 1; j < m; --i, ++j) {
+      x[i] = xt = (x[i] - S[3 * i + 2] * xt) * inv[i];
+      x[j] = xb = (x[j] - S[3 * j] * xb) * inv[j];
+    }
+    if (k > nb) x[0] = (x[0] - S[2] * xt) * inv[0];  // the top's extra row 0
+  }
+
   /// The twisted ("burn at both ends") factorization of a tridiagonal K,
   /// K = N diag(D) N^T with the twist at k = m/2 (van der Vorst, Parallel
   /// Computing 5, 1987; Parlett, Dhillon, "Fernando's solution to
@@ -883,6 +977,7 @@ class SparseGramSolver {
   long gram_version_ = 0;  ///< counts gram_pattern's analyses
   // the banded LU of factor_product
   bool lu_analysed_ = false, lu_banded_ = false, lu_valid_ = false;
+  bool lu_twisted_ = false;  ///< Sb_, Sinv_ hold twisted_product_factor's factors
   long lu_version_ = -1;
   int lu_b_ = 0;
   std::vector<int> lu_pos_;  ///< products of gram_pattern -> slots of Sb_

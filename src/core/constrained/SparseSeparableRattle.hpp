@@ -425,7 +425,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     problem_.field_unchecked(t1, x2_, work_);
     const sweeps::VelocityCheck check = sweeps::confirm_and_kick(d, vel, h, ph, work_.data(), work_.data() + d,
                                                                  pstar_.data(), to.force.data(), vel_.data());
-    if (!velocity_.judge_figures(check.zero, check.p_max, check.hp_max, check.miss)) {
+    if (!velocity_.judge(check.zero, check.p_max, check.hp_max, check.miss)) {
       if (!(check.zero == 0.0)) return false;  // a non-finite f: the general step redoes it (the model stays)
       have_model_weights_ = false;
       have_tpp_ = false;

@@ -127,12 +127,18 @@ class AffineVelocity {
     }
     return judge(zero, p_max, hp_max, miss);
   }
-  /// The verdict of confirm() from its four figures, for a caller that
+  /// confirm()'s verdict from its four figures, also for a caller that
   /// takes them in a pass of its own (the sparse RATTLE's half kick,
   /// AffineRattleSweeps.hpp): zero = sum of H_p * 0 (0 iff finite), the
-  /// maxima of |p|, |H_p| and |H_p - (A p + b)|.
-  bool judge_figures(double zero, double p_max, double hp_max, double miss) {
-    return judge(zero, p_max, hp_max, miss);
+  /// maxima of |p|, |H_p| and |H_p - (A p + b)|.  A non-finite H_p says
+  /// nothing (false, model kept); a miss above round-off drops the model.
+  bool judge(double zero, double p_max, double hp_max, double miss) {
+    if (!(zero == 0.0)) return false;
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double scale = a_norm_ * p_max + b_norm_ + hp_max;
+    if (miss <= 1e3 * eps * scale) return true;
+    state_ = State::Off;
+    return false;
   }
 
   /// out = A X for the learned A = T_pp (valid when active()); no
@@ -162,17 +168,6 @@ class AffineVelocity {
 
  private:
   enum class State { Waiting, Active, Off };
-
-  /// confirm()'s verdict from one pass's sums: a non-finite H_p says
-  /// nothing (false, model kept); a miss above round-off drops the model.
-  bool judge(double zero, double p_max, double hp_max, double miss) {
-    if (!(zero == 0.0)) return false;
-    const double eps = std::numeric_limits<double>::epsilon();
-    const double scale = a_norm_ * p_max + b_norm_ + hp_max;
-    if (miss <= 1e3 * eps * scale) return true;
-    state_ = State::Off;
-    return false;
-  }
 
   /// A vector handed to predict/confirm must have d entries (a bug if not:
   /// thrown, as Eigen's own checks are, never read past the end).
