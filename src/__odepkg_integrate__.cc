@@ -396,6 +396,30 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
 %! assert (t(end) > 0.01 && t(end) < 1);
 %! assert (all (isfinite (y(:))));
 %! assert (! isempty (strfind (lower (msg), "finite")));
+%!function G = zero_once_fallen (G, q)
+%!  if (q(end) < -0.02)
+%!    G = sparse (rows (G), columns (G));
+%!  endif
+%!endfunction
+%!test
+%! ## an all-zero sparse G midway (every constraint force lost): warned
+%! ## singular, then the run stops where g(q) can no longer be held at 0,
+%! ## not ok, with the states computed so far, on the manifold
+%! N = 10;  d = 2*N;  grav = repmat ([0; -1], N, 1);
+%! f = @(t, y) [y(d+1:end); grav];
+%! o = struct ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintFcn", @(q) chain_g (q, N),
+%!             "ConstraintGradFcn", @(q) zero_once_fallen (chain_G (q, N), q), "ConstraintsNb", N);
+%! y0 = [reshape([1:N; zeros(1, N)], d, 1); zeros(d, 1)];  # horizontal, at rest: falls
+%! lastwarn ("");
+%! txt = evalc ('[t, y, st, ok, msg] = __odepkg_integrate__ ("rattle", f, [0 1], y0, o, {});');
+%! [~, id] = lastwarn ();
+%! assert (id, "odepkg:singularConstraints");
+%! assert (st.nrankdeficient > 0);
+%! assert (! ok);
+%! assert (! isempty (strfind (msg, "the constraints cannot be satisfied")));
+%! assert (t(end) > 0.01 && t(end) < 1);
+%! assert (all (isfinite (y(:))));
+%! assert (max (abs (chain_g (y(end, 1:d).', N))) < 1e-12);
 %!test
 %! ## one constraint (m = 1), its gradient a sparse column d-by-1 (taken as
 %! ## its transpose): a pendulum of length 1 in the plane, against the same
