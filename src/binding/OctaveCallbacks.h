@@ -225,6 +225,10 @@ class OctaveProblem {
           dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, "column vector [dH/dp; -dH/dq]"), 2 * d);
         }) {
     raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(d)));  // CallbackHeap.hpp
+    // f's result read in Octave's array (valid until f_'s next call)
+    problem_.set_field_view([this, d](double t, const ConstVecRef& x) {
+      return f_.call(t, x, 2 * d, "column vector [dH/dp; -dH/dq]");
+    });
     if (u.hessian.is_defined())
       problem_.set_hessian([this, d](double t, const ConstVecRef& x, MatRef H) {
         H = Eigen::Map<const Mat>(hess_.call(t, x, 4 * d * d, "2d-by-2d matrix", 2 * d), 2 * d, 2 * d);

@@ -36,7 +36,8 @@ inline void warn_singular_constraints(const char* who, double t, double cond, bo
     warning_with_id("odepkg:singularConstraints",
                     "%s: rank-deficient constraint system met first at t = %.17g "
                     "(condition estimate %g); the sparse path used minimum-norm velocity multipliers "
-                    "(null spaces of dimension up to %d) and one solution of the singular position system",
+                    "(where the null space has dimension up to %d; one solution, with the same "
+                    "constraint forces, above) and one solution of the singular position system",
                     who, t, cond, SparseGramSolver::kMaxNullDim);
 }
 

@@ -234,6 +234,32 @@ TEST(SparseRattle, EqualMassesTakeTheScalarVelocityModel) {
   }
 }
 
+// A problem that lends f's values in its own storage (set_field_view, as
+// the oct-files lend Octave's result array) gives the trajectory of the
+// same f copied into the step's buffer, bit for bit, with as many calls;
+// the quadratic-T step (after 8 steps) reads them there.
+TEST(SparseRattle, FieldViewGivesTheCopiedFieldsTrajectory) {
+  for (bool shake : {false, true}) {
+    Chain c;
+    c.N = 20;
+    const Vec x0 = c.zigzag(0.3, 0.9);
+    auto Pc = c.make(true), Pv = c.make(true);
+    auto lent = std::make_shared<Vec>(c.d() * 2);
+    long viewed = 0;
+    Pv->set_field_view([lent, &viewed](double t, const ConstVecRef& x) {
+      Chain::field(t, x, *lent);
+      ++viewed;
+      return static_cast<const double*>(lent->data());
+    });
+    Rattle rc(*Pc, true, shake), rv(*Pv, true, shake);
+    const auto yc = run(*Pc, rc, x0, 0.01, 60), yv = run(*Pv, rv, x0, 0.01, 60);
+    ASSERT_EQ(yv.size(), 60u);
+    EXPECT_EQ(max_diff(yc, yv), 0.0) << (shake ? "SHAKE" : "RATTLE");
+    EXPECT_EQ(Pc->stats().field_evals, Pv->stats().field_evals);
+    EXPECT_GE(viewed, 50) << "the quadratic-T step reads f through the view";
+  }
+}
+
 // A 10^4-link chain, 200 steps: constraints and hidden constraints at
 // round-off, energy bounded (symplectic: no drift).
 TEST(SparseRattle, LongChainStaysOnTheManifold) {
@@ -754,6 +780,21 @@ TEST(SparseGramSolver, RowViewAssemblyAgreesWithColumnAssembly) {
           // the same sums in the same order: the same K, so the same solution
           EXPECT_TRUE((xr.array() == xc.array()).all()) << where << " rep " << rep << ": " << (xr - xc).norm();
         }
+      }
+      // a constant w (equal masses) read once: the same products, so the
+      // same solution as from the vector
+      {
+        const Vec wc = Vec::Constant(2 * m, 1.0 / 3.0);
+        SparseGramSolver vs;
+        rv.assign(G, token);
+        ASSERT_TRUE(vs.factor(G, rv, wc, token)) << where;
+        ASSERT_TRUE(rs.factor(G, rv, wc, token, true)) << where;
+        const Vec b = random_vec(m, -1.0, 1.0);
+        Vec xv(m), xk(m);
+        vs.solve(b, xv);
+        rs.solve(b, xk);
+        EXPECT_TRUE((xk.array() == xv.array()).all()) << where << ": " << (xk - xv).norm();
+        EXPECT_LE((xk - gram_dense(G, wc).llt().solve(b)).norm(), 1e-12 * xk.norm()) << where;
       }
       // the band read from the view: a view of other values on G's structure
       const SpMat G2 = banded_G(m, band, gen);

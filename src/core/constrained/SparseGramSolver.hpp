@@ -88,9 +88,24 @@ class SparseGramSolver {
   /// last changed); K is assembled from the view's values.  Only its sizes
   /// and count of nonzeros are checked per call, its structure against G's
   /// once per structure; a view that fails these gets the path above.
-  bool factor(const SpMat& G, const SparseRowView& rows, const ConstVecRef& w, long pattern = -1) {
+  /// `w_constant`: w is one value repeated (equal masses), read once
+  /// instead of per product (the same products, so the same K).
+  bool factor(const SpMat& G, const SparseRowView& rows, const ConstVecRef& w, long pattern = -1,
+              bool w_constant = false) {
     sync_gram(G, pattern);
     if (!natural_ || band_version_ != gram_version_ || !row_pairs(G, rows)) return factor_synced(G, w);
+    if (w_constant && w.size() > 0) {
+      const double c = w(0);
+      return factor_band_from_rows(rows, [c](int) { return c; });
+    }
+    const double* wp = w.data();
+    return factor_band_from_rows(rows, [wp](int k) { return wp[k]; });
+  }
+
+ private:
+  /// factor()'s band from the row view, with w_k = weight(k).
+  template <class Weight>
+  bool factor_band_from_rows(const SparseRowView& rows, Weight weight) {
     valid_ = false;
     null_ready_ = false;
     twisted_ = false;
@@ -98,7 +113,6 @@ class SparseGramSolver {
     const int* rs = rows.row_starts();
     const int* col = rows.columns();
     const double* v = rows.values();
-    const double* wp = w.data();
     const int* ps = pair_start_.data();  // off-diagonal slot (j, j + d) at j b + d - 1
     const int* pr = pairs_.data();       // (t_i, t_j) of each shared column
     double* kb = Kb_.data();
@@ -106,7 +120,7 @@ class SparseGramSolver {
     // K_jj = sum over row j of w_col(t) G_t^2
     auto diagonal = [&](int j) {
       double s = 0.0;
-      for (int t = rs[j]; t < rs[j + 1]; ++t) s += wp[col[t]] * v[t] * v[t];
+      for (int t = rs[j]; t < rs[j + 1]; ++t) s += weight(col[t]) * v[t] * v[t];
       return s;
     };
     // K_ij = sum over the columns k rows i and j share of w_k G_ik G_jk
@@ -114,7 +128,7 @@ class SparseGramSolver {
       double s = 0.0;
       for (int u = ps[slot]; u < ps[slot + 1]; ++u) {
         const int ti = pr[2 * u], tj = pr[2 * u + 1];
-        s += wp[col[ti]] * v[ti] * v[tj];
+        s += weight(col[ti]) * v[ti] * v[tj];
       }
       return s;
     };
@@ -139,7 +153,6 @@ class SparseGramSolver {
     return band_factor(false);
   }
 
- private:
   /// G's structure against the one analysed: compared unless `pattern` is
   /// the token last seen (an O(nnz) pass), analysed again if it differs.
   void sync_gram(const SpMat& G, long pattern) {

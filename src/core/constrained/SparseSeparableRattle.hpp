@@ -422,13 +422,15 @@ class SparseSeparableRattle : private RattleAcceptance {
     }
     // 2. f at [q_1; p_{1/2}]: the force F_1 and a check of T_p(p_{1/2}),
     // both checked finite by the half kick's pass (f is called unchecked).
-    problem_.field_unchecked(t1, x2_, work_);
-    const sweeps::VelocityCheck check = sweeps::confirm_and_kick(d, vel, h, ph, work_.data(), work_.data() + d,
-                                                                 pstar_.data(), to.force.data(), vel_.data());
+    // (f's values read where the problem holds them: field_unchecked_view)
+    const double* fx = problem_.field_unchecked_view(t1, x2_, work_);
+    const sweeps::VelocityCheck check =
+        sweeps::confirm_and_kick(d, vel, h, ph, fx, fx + d, pstar_.data(), to.force.data(), vel_.data());
     if (!velocity_.judge(check.zero, check.p_max, check.hp_max, check.miss)) {
       if (!(check.zero == 0.0)) return false;  // a non-finite f: the general step redoes it (the model stays)
       have_model_weights_ = false;
       have_tpp_ = false;
+      if (fx != work_.data()) work_ = Eigen::Map<const Vec>(fx, 2 * d);
       check_claims(t1, x2_, work_);
       return false;
     }
@@ -477,7 +479,9 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// `rows`: a row view holding G's values (G1rows_ for G1_), from which K's
   /// band is assembled (SparseGramSolver::factor's second form).
   bool factor_K(const SpMat& G, const Vec& w, double t, const SparseRowView* rows = nullptr) {
-    if (!(rows ? K_.factor(G, *rows, w, pattern_token(G)) : K_.factor(G, w, pattern_token(G)))) return false;
+    const bool constant = &w == &velocity_.diagonal() && velocity_.is_uniform();  // w = a 1
+    if (!(rows ? K_.factor(G, *rows, w, pattern_token(G), constant) : K_.factor(G, w, pattern_token(G))))
+      return false;
     note_rank(t);
     return true;
   }
