@@ -334,8 +334,11 @@ class SparseSeparableRattle : private RattleAcceptance {
   // The vector work in a few passes over the columns of G (AffineRattleSweeps);
   // q_1 and p_{1/2} live in x2_ = [q_1; p_{1/2}], where f is called.
   bool step_affine(Point& from, double h, Point& to, StepStatus& status) {
-    if (velocity_.is_uniform()) return step_affine_with(sweeps::UniformVelocity{velocity_.uniform_value()}, from, h, to, status);
-    return step_affine_with(sweeps::Velocity{velocity_.diagonal().data(), velocity_.offset().data()}, from, h, to, status);
+    // equal masses: the sweeps read one scalar (AffineVelocity::is_uniform)
+    if (velocity_.is_uniform())
+      return step_affine_with(sweeps::UniformVelocity{velocity_.uniform_value()}, from, h, to, status);
+    const sweeps::Velocity vel{velocity_.diagonal().data(), velocity_.offset().data()};
+    return step_affine_with(vel, from, h, to, status);
   }
   /// G_1 T_p(p) into hid_, from vel_ (= T_p(p), written by the sweeps) or
   /// from p itself for equal masses; returns |G_1|_inf.
