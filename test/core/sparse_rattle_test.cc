@@ -565,6 +565,22 @@ TEST(SparseRowView, ProductAndNormAgreeWithEigen) {
     EXPECT_LE((yr - R * xr).lpNorm<Eigen::Infinity>(), 64 * kEps * Mat(R).cwiseAbs().sum());
     EXPECT_NEAR(norm, Mat(R).cwiseAbs().rowwise().sum().maxCoeff(), 64 * kEps * norm);
   }
+  // assign_multiply(_scaled): assign and multiply(_scaled) in one pass, the
+  // same sums (bit for bit), and the view then holds G's values
+  for (const double w : {1.0, 0.3}) {
+    SparseRowView a, b;
+    Vec ya(20), yb(20), za(20), zb(20);
+    a.assign(R, 9);
+    const double na = w == 1.0 ? a.multiply(xr.data(), ya.data()) : a.multiply_scaled(xr.data(), w, ya.data());
+    const double nb = w == 1.0 ? b.assign_multiply(R, 9, xr.data(), yb.data())
+                               : b.assign_multiply_scaled(R, 9, xr.data(), w, yb.data());
+    EXPECT_EQ(na, nb);
+    EXPECT_TRUE((ya.array() == yb.array()).all()) << w;
+    EXPECT_TRUE(std::equal(a.values(), a.values() + a.nonzeros(), b.values())) << w;
+    a.multiply(xr.data(), za.data());
+    b.multiply(xr.data(), zb.data());
+    EXPECT_TRUE((za.array() == zb.array()).all()) << w;
+  }
 }
 
 // The position Newton matrix S = A W B^T (A = G(q_1), B = G(q_0): not

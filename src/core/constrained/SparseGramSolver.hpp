@@ -84,7 +84,7 @@ class SparseGramSolver {
   /// Reads the view's arrays sequentially where the other path gathers
   /// from G's values by per-product lists; the products are summed in the
   /// same order (by column, (w_k G_ik) G_jk), so K is the same.
-  /// Precondition: `rows` holds G's values (rows.assign(G, ...) since G
+  /// Precondition: `rows` holds G's values (rows.assign(G, ...) or assign_multiply since G
   /// last changed); K is assembled from the view's values.  Only its sizes
   /// and count of nonzeros are checked per call, its structure against G's
   /// once per structure; a view that fails these gets the path above.

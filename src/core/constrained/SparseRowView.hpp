@@ -24,10 +24,7 @@ class SparseRowView {
   /// version of G's structure, HamiltonianProblem's pattern version) is
   /// negative or differs from the last one.
   void assign(const SpMat& G, long token) {
-    if (token < 0 || token != token_ || !analysed_ || G.rows() != rows_ || G.cols() != cols_ ||
-        G.nonZeros() != static_cast<Eigen::Index>(perm_.size()))
-      analyse(G);
-    token_ = token;
+    prepare(G, token);
     const double* v = G.valuePtr();
     const int* p = perm_.data();
     double* out = val_.data();
@@ -35,12 +32,43 @@ class SparseRowView {
   }
 
   /// y = G x; returns max_i sum_j |G_ij| (G's infinity norm).
-  double multiply(const double* x, double* y) const { return multiply_scaled(x, Unscaled{}, y); }
+  double multiply(const double* x, double* y) const { return product(Stored{val_.data()}, x, Unscaled{}, y); }
   /// y = G (w x) for a scalar w, w x_j formed as each entry is read (the
   /// velocity w p of equal masses, never stored); same norm.
-  double multiply_scaled(const double* x, double w, double* y) const { return multiply_scaled(x, Scaled{w}, y); }
+  double multiply_scaled(const double* x, double w, double* y) const {
+    return product(Stored{val_.data()}, x, Scaled{w}, y);
+  }
+  /// assign(G, token) and multiply(x, y) in one pass: each value gathered
+  /// from G, stored in the view and used at once (the same sums).
+  double assign_multiply(const SpMat& G, long token, const double* x, double* y) {
+    prepare(G, token);
+    return product(Gathered{G.valuePtr(), perm_.data(), val_.data()}, x, Unscaled{}, y);
+  }
+  /// assign(G, token) and multiply_scaled(x, w, y) in one pass.
+  double assign_multiply_scaled(const SpMat& G, long token, const double* x, double w, double* y) {
+    prepare(G, token);
+    return product(Gathered{G.valuePtr(), perm_.data(), val_.data()}, x, Scaled{w}, y);
+  }
 
  private:
+  /// The structure analysed again if `token` says it may have changed.
+  void prepare(const SpMat& G, long token) {
+    if (token < 0 || token != token_ || !analysed_ || G.rows() != rows_ || G.cols() != cols_ ||
+        G.nonZeros() != static_cast<Eigen::Index>(perm_.size()))
+      analyse(G);
+    token_ = token;
+  }
+  /// Entry t's value: read from the view, or gathered from G and stored.
+  struct Stored {
+    const double* v;
+    double operator()(int t) const { return v[t]; }
+  };
+  struct Gathered {
+    const double* g;
+    const int* perm;
+    double* out;
+    double operator()(int t) const { return out[t] = g[perm[t]]; }
+  };
   struct Unscaled {
     double operator()(double x) const { return x; }
   };
@@ -48,17 +76,17 @@ class SparseRowView {
     double w;
     double operator()(double x) const { return w * x; }
   };
-  template <class S>
-  double multiply_scaled(const double* x, S scale, double* y) const {
+  template <class Value, class S>
+  double product(Value value, const double* x, S scale, double* y) const {
     const int* start = start_.data();
     const int* col = col_.data();
-    const double* v = val_.data();
     double norm = 0.0;
     for (Eigen::Index i = 0; i < rows_; ++i) {
       double s = 0.0, a = 0.0;
       for (int t = start[i]; t < start[i + 1]; ++t) {
-        s += v[t] * scale(x[col[t]]);
-        a += std::abs(v[t]);
+        const double v = value(t);
+        s += v * scale(x[col[t]]);
+        a += std::abs(v);
       }
       y[i] = s;
       norm = std::max(norm, a);

@@ -349,6 +349,15 @@ class SparseSeparableRattle : private RattleAcceptance {
     else
       return G1rows_.multiply_scaled(p, vel.w, hid_.data());
   }
+  /// The same with G1_'s values taken into the row view on the way.
+  template <class V>
+  double assign_velocity_product(const V& vel, const double* p) {
+    const long token = pattern_token(G1_);
+    if constexpr (V::kStored)
+      return G1rows_.assign_multiply(G1_, token, vel_.data(), hid_.data());
+    else
+      return G1rows_.assign_multiply_scaled(G1_, token, p, vel.w, hid_.data());
+  }
   template <class V>
   bool step_affine_with(const V& vel, Point& from, double h, Point& to, StepStatus& status) {
     const int d = d_;
@@ -440,8 +449,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     ++st.newton_solves;
     if (!problem_.constraint_grad_sparse(x2_.head(d), G1_)) return true;
     // 3. Velocity multipliers, linear for affine T_p: G_1 W G_1^T M = G_1 T_p(p*).
-    G1rows_.assign(G1_, pattern_token(G1_));
-    const double Gn = velocity_product(vel, pstar_.data());
+    const double Gn = assign_velocity_product(vel, pstar_.data());  // G1rows_ <- G1_
     record_residual_norm(st.max_constraint_residual, gn, Gn, q1n);
     double* p1 = to.x.data() + d;
     if (shake_) {
