@@ -163,8 +163,8 @@ class SparsePatternUnion {
   }
 
   /// G (with the union's structure) <- u's values where u has them, zeros
-  /// elsewhere: a merge of each column's sorted row indices.  False if u
-  /// has an entry outside the union.
+  /// elsewhere.  False if u has an entry outside the union (or its rows are
+  /// not sorted and unique in a column).
   template <class I>
   bool merge(const CscView<I>& u, SpMat& G) const {
     const int cols = static_cast<int>(pattern_.cols());
@@ -174,27 +174,23 @@ class SparsePatternUnion {
     const I* uo = u.outer;
     const I* ui = u.inner;
     const double* uv = u.values;
-    // Without a branch on each match: the user's zeros (pruned by Octave's
-    // sparse) fall irregularly, and a mispredicted branch per entry cost
-    // twice the copy.  ac never passes the column's last entry, so every
-    // read is in bounds.
+    // G zeroed first (one streaming pass), then each of u's entries put in
+    // its slot: the slot's search starts at the last one found in the
+    // column (both sorted), and no entry waits on the search before it,
+    // as a merge over G's entries would (its pointer into u advancing by a
+    // comparison per entry).  The user's zeros (pruned by Octave's sparse:
+    // half of a chain's G while its vertical links are in free fall) cost
+    // nothing but the zeroing.
+    std::fill(pv, pv + G.nonZeros(), 0.0);
     for (int j = 0; j < cols; ++j) {
-      I a = uo[j];
-      const I aend = uo[j + 1];
-      if (a == aend) {
-        for (int p = po[j]; p < po[j + 1]; ++p) pv[p] = 0.0;
-        continue;
+      int p = po[j];
+      const int pend = po[j + 1];
+      for (I a = uo[j]; a < uo[j + 1]; ++a) {
+        const I r = ui[a];
+        while (p < pend && pi[p] < r) ++p;
+        if (p == pend || pi[p] != r) return false;  // a row the union lacks
+        pv[p++] = uv[a];
       }
-      for (int p = po[j]; p < po[j + 1]; ++p) {
-        const I ac = a < aend ? a : aend - 1;
-        const bool in = a < aend;
-        const I r = ui[ac];
-        if (in && r < pi[p]) return false;  // a row the union lacks
-        const bool match = in && r == pi[p];
-        pv[p] = match ? uv[ac] : 0.0;
-        a += match;
-      }
-      if (a < aend) return false;
     }
     return true;
   }

@@ -1092,6 +1092,33 @@ TEST(SparsePatternUnion, ViewWith64BitIndicesFitsAsSpMat) {
   }
 }
 
+// A view whose column lists its rows out of order, or one row twice, is
+// not a compressed matrix: fit refuses it (false) rather than fill G with
+// it, whether its count of entries is the union's or fewer.
+TEST(SparsePatternUnion, ViewWithUnsortedOrDuplicateRowsIsRefused) {
+  // the union: a 3 x 2 matrix, column 0 rows {0, 1, 2}, column 1 row {1}
+  SpMat seed(3, 2);
+  seed.insert(0, 0) = 1.0;
+  seed.insert(1, 0) = 1.0;
+  seed.insert(2, 0) = 1.0;
+  seed.insert(1, 1) = 1.0;
+  seed.makeCompressed();
+  const double values[4] = {1.0, 2.0, 3.0, 4.0};
+  auto fits = [&](std::vector<long> outer, std::vector<long> inner) {
+    SparsePatternUnion u;
+    u.reset(3, 2);
+    u.grow(seed);
+    SpMat G;
+    const CscView<long> v{3, 2, static_cast<Eigen::Index>(inner.size()), outer.data(), inner.data(), values};
+    return u.fit(v, G);
+  };
+  EXPECT_TRUE(fits({0, 2, 3}, {0, 2, 1}));      // a sorted subset (the independent check of the lambda)
+  EXPECT_FALSE(fits({0, 2, 3}, {2, 0, 1}));     // column 0 unsorted, fewer entries than the union
+  EXPECT_FALSE(fits({0, 2, 3}, {1, 1, 1}));     // a row twice
+  EXPECT_FALSE(fits({0, 3, 4}, {0, 2, 1, 1}));  // as many entries as the union, column 0 unsorted
+  EXPECT_FALSE(fits({0, 3, 4}, {0, 1, 1, 1}));  // as many, a row twice
+}
+
 // ConstraintGradFcn given as a view (set_sparse_constraint_grad_view, as
 // the binding does) or as an SpMat: the same G, pattern versions and
 // trajectory, bit for bit, on a pruned chain whose pattern grows as met
