@@ -866,30 +866,32 @@ class SparseGramSolver {
   /// y_j+1, j > k), the twist y_k = x_k - N(k, k-1) y_k-1 - N(k, k+1) y_k+1,
   /// z = D^{-1} y, then N^T x = z outward from x_k = z_k (x_i = z_i -
   /// N(i+1, i) x_i+1, x_j = z_j - N(j-1, j) x_j-1): each sweep two
-  /// independent recurrences in one loop.
-  void twisted_solve(double* x) const {
+  /// independent recurrences in one loop.  The inward sweep reads the
+  /// right-hand side from r (r may be x: each r_i is read before x_i is
+  /// written), so no copy of it precedes the solve.
+  void twisted_solve(const double* r, double* x) const {
     const int m = static_cast<int>(Db_.size()), k = m / 2, nb = m - 1 - k;
     const double* N = Lb_.data();
     const double* di = Dinv_.data();
     double yt = 0.0, yb = 0.0;  // y_i-1, y_j+1
     if (nb > 0) {
-      yt = x[0];
+      yt = r[0];
       x[0] = yt * di[0];
-      yb = x[m - 1];
+      yb = r[m - 1];
       x[m - 1] = yb * di[m - 1];
     }
     for (int i = 1, j = m - 2; i < nb; ++i, --j) {
-      yt = x[i] - N[i] * yt;
+      yt = r[i] - N[i] * yt;
       x[i] = yt * di[i];
-      yb = x[j] - N[j + 1] * yb;
+      yb = r[j] - N[j + 1] * yb;
       x[j] = yb * di[j];
     }
     if (k > nb) {  // the top's extra row k - 1
       const int i = k - 1;
-      yt = i > 0 ? x[i] - N[i] * yt : x[i];
+      yt = i > 0 ? r[i] - N[i] * yt : r[i];
       x[i] = yt * di[i];
     }
-    double yk = x[k];
+    double yk = r[k];
     if (k > 0) yk -= N[k] * yt;
     if (k < m - 1) yk -= N[k + 1] * yb;
     const double xk = yk * di[k];
@@ -909,14 +911,14 @@ class SparseGramSolver {
   void band_solve(const ConstVecRef& rhs, VecRef x) {
     const int m = static_cast<int>(Db_.size()), b = b_;
     if (m == 0) return;
+    if (twisted_) {
+      twisted_solve(rhs.data(), x.data());
+      return;
+    }
     if (x.data() != rhs.data()) x = rhs;
     const double* Lp = Lb_.data();
     const double* di = Dinv_.data();
     double* xp = x.data();
-    if (twisted_) {
-      twisted_solve(xp);
-      return;
-    }
     if (b == 1) {  // L(i, i-1) at Lp[i]
       double y = xp[0];  // y_i = rhs_i - L(i, i-1) y_{i-1};  z_i = y_i / D_i
       xp[0] = y * di[0];
