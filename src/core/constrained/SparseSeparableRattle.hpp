@@ -457,7 +457,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       to.x.head(d) = x2_.head(d);
       to.x.tail(d) = pstar_;
     } else {
-      if (!factor_K(G1_, w, from.t, &G1rows_)) return true;
+      if (!factor_K(G1_, w, from.t, &G1rows_, !V::kStored)) return true;  // (equal masses: w = a 1)
       K_.solve(hid_, M_);
       sweeps::SweepNorms out =
           sweeps::apply_velocity_multipliers(G1_, M_.data(), vel, pstar_.data(), p1, vel_.data(), q1, to.x.data());
@@ -488,10 +488,11 @@ class SparseSeparableRattle : private RattleAcceptance {
   // ---- linear algebra --------------------------------------------------------
   /// K = G W G^T factorized (rank noted in the shared state).
   /// `rows`: a row view holding G's values (G1rows_ for G1_), from which K's
-  /// band is assembled (SparseGramSolver::factor's second form).
-  bool factor_K(const SpMat& G, const Vec& w, double t, const SparseRowView* rows = nullptr) {
-    const bool constant = &w == &velocity_.diagonal() && velocity_.is_uniform();  // w = a 1
-    if (!(rows ? K_.factor(G, *rows, w, pattern_token(G), constant) : K_.factor(G, w, pattern_token(G))))
+  /// band is assembled (SparseGramSolver::factor's second form);
+  /// `w_constant`: every w_k is w(0) (the uniform velocity model).
+  bool factor_K(const SpMat& G, const Vec& w, double t, const SparseRowView* rows = nullptr,
+                bool w_constant = false) {
+    if (!(rows ? K_.factor(G, *rows, w, pattern_token(G), w_constant) : K_.factor(G, w, pattern_token(G))))
       return false;
     note_rank(t);
     return true;
