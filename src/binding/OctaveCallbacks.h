@@ -20,6 +20,36 @@
 
 namespace odepkg::binding {
 
+/// One Octave array in which a method builds the next argument of the
+/// user's functions (HamiltonianProblem::argument_buffer): a UserFunction
+/// handed a vector at its address passes the array itself, or a shallow
+/// slice of its head (Array::index of a contiguous range shares the data),
+/// instead of copying the vector into the interpreter (at 2*10^5
+/// coordinates, 8 MB a step of the sparse chain's RATTLE).  Value semantics
+/// hold: a function that keeps its argument shares the array, and the
+/// next buffer() is then a copy (fortran_vec's copy-on-write), so the
+/// method never writes what the user holds.
+class ArgumentArena {
+ public:
+  /// n numbers to write, unshared, valid until the next user call.
+  double* buffer(octave_idx_type n) {
+    if (a_.numel() != n) a_ = NDArray(dim_vector(n, 1));
+    return a_.fortran_vec();
+  }
+  /// x is the array's head (a non-empty vector at its address).
+  bool holds(const ConstVecRef& x) const {
+    return x.size() > 0 && x.size() <= a_.numel() && x.data() == a_.data();
+  }
+  /// The head of n numbers as an argument: the array, or a slice of it.
+  octave_value argument(octave_idx_type n) const {
+    if (n == a_.numel()) return a_;
+    return NDArray(a_.index(octave::idx_vector(0, n)));
+  }
+
+ private:
+  NDArray a_;
+};
+
 /// Calls one user function with (t, x, extra...) or (x, extra...).
 class UserFunction {
  public:
@@ -30,6 +60,10 @@ class UserFunction {
     args_.resize(k + extra.length());
     for (int i = 0; i < extra.length(); ++i) args_(k + i) = extra(i);
   }
+
+  /// Vectors in `arena` are passed as they are (ArgumentArena); it must
+  /// outlive this object.
+  void set_arena(const ArgumentArena* arena) { arena_ = arena; }
 
   /// As call(), with a second vector argument: fcn (x, s, extra...) (the
   /// fibre flow ConstraintFlowFcn).
@@ -156,25 +190,31 @@ class UserFunction {
     }
     int k = 0;
     if (with_time_) args_(k++) = t;
-    args_(k) = octave_value();  // drop the last call's reference to xo_
-    // One argument array for all calls: a fresh one would be allocated and
-    // zero-filled by Octave on every call (for a state of 10^6 numbers that
-    // cost 9x the user's f).  fortran_vec() copies only if the user's
-    // function kept a reference to the previous x (copy-on-write).
-    if (xo_.numel() != x.size()) xo_ = ColumnVector(x.size());
-    std::copy(x.data(), x.data() + x.size(), xo_.fortran_vec());
-    const ColumnVector& xo = xo_;
-    args_(k) = xo;
+    args_(k) = octave_value();  // drop the last call's reference to xo_ (after an error)
+    if (arena_ && arena_->holds(x)) {
+      args_(k) = arena_->argument(x.size());  // read in place (ArgumentArena)
+    } else {
+      // One argument array for all calls: a fresh one would be allocated and
+      // zero-filled by Octave on every call (for a state of 10^6 numbers that
+      // cost 9x the user's f).  fortran_vec() copies only if the user's
+      // function kept a reference to the previous x (copy-on-write).
+      if (xo_.numel() != x.size()) xo_ = ColumnVector(x.size());
+      std::copy(x.data(), x.data() + x.size(), xo_.fortran_vec());
+      args_(k) = static_cast<const ColumnVector&>(xo_);
+    }
     octave_value_list r;
     if (have_second_) {  // (x, s, extra...)
       octave_value_list a(args_.length() + 1);
-      a(0) = xo;
+      a(0) = args_(k);
       a(1) = second_;
       for (int i = 1; i < args_.length(); ++i) a(i + 1) = args_(i);
       r = octave::feval(fcn_, a, 1);
     } else {
       r = octave::feval(fcn_, args_, 1);
     }
+    // the argument's array unshared again unless the function kept it (the
+    // next fortran_vec() of xo_ or the arena then copies nothing)
+    args_(k) = octave_value();
     return r;
   }
 
@@ -191,6 +231,7 @@ class UserFunction {
   std::string who_, option_;
   bool with_time_;
   octave_value_list args_;
+  const ArgumentArena* arena_ = nullptr;
   ColumnVector xo_;
   NDArray result_;
   octave_value second_;
@@ -224,6 +265,8 @@ class OctaveProblem {
         problem_(d, [this, d](double t, const ConstVecRef& x, VecRef dx) {
           dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, "column vector [dH/dp; -dH/dq]"), 2 * d);
         }) {
+    for (UserFunction* fn : {&f_, &hess_, &g_, &G_, &GH_, &flow_}) fn->set_arena(&arena_);
+    problem_.set_argument_buffer([this](Eigen::Index n) { return arena_.buffer(n); });
     raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(d)));  // CallbackHeap.hpp
     // f's result read in Octave's array (valid until f_'s next call)
     problem_.set_field_view([this, d](double t, const ConstVecRef& x) {
@@ -344,6 +387,7 @@ class OctaveProblem {
   }
 
  private:
+  ArgumentArena arena_;  ///< (before the functions that point to it)
   UserFunction f_, hess_, g_, G_, GH_, flow_;
   UserFunctions u_;
   HamiltonianProblem problem_;

@@ -178,6 +178,18 @@ class HamiltonianProblem {
     call_field(t, x, buffer);
     return buffer.data();
   }
+  /// Memory of n numbers where a method may build the point it passes to
+  /// the callbacks next: a vector at this address (or its head) is read
+  /// by them in place (the binding's Octave array: no copy of the state
+  /// into the interpreter per call).  The method's to write until the next
+  /// callback; fetch it again after each (a user function that kept its
+  /// argument shares the memory then, and the fetch gives a copy: the
+  /// user's value never changes).  Null where the problem has none (plain
+  /// C++ callbacks read the method's own vectors without a copy anyway).
+  using ArgumentBuffer = std::function<double*(Eigen::Index n)>;
+  void set_argument_buffer(ArgumentBuffer b) { argument_buffer_ = std::move(b); }
+  double* argument_buffer(Eigen::Index n) { return argument_buffer_ ? argument_buffer_(n) : nullptr; }
+
   /// f's values in place, for field_unchecked_view: the same function as
   /// the Field given to the constructor, returning a pointer to 2d values
   /// that stay valid until its next call.
@@ -554,6 +566,7 @@ class HamiltonianProblem {
   int m_ = 0;
   Field field_;
   FieldView field_view_;  ///< f's values in place (set_field_view), or none
+  ArgumentBuffer argument_buffer_;  ///< memory the callbacks read in place (set_argument_buffer), or none
   using FieldFunction = void (*)(double, const ConstVecRef&, VecRef);
   FieldFunction field_fn_ = nullptr;  ///< field_'s target when it is a plain function
   Hessian hessian_;

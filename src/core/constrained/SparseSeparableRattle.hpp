@@ -332,7 +332,9 @@ class SparseSeparableRattle : private RattleAcceptance {
 
   // ---- the quadratic-T step ------------------------------------------------
   // The vector work in a few passes over the columns of G (AffineRattleSweeps);
-  // q_1 and p_{1/2} live in x2_ = [q_1; p_{1/2}], where f is called.
+  // q_1 and p_{1/2} live in X = [q_1; p_{1/2}], where f is called and whose
+  // head g and G take: the problem's argument buffer (read by the callbacks
+  // in place), else x2_ (state_argument).
   bool step_affine(Point& from, double h, Point& to, StepStatus& status) {
     // equal masses: the sweeps read one scalar (AffineVelocity::is_uniform)
     if (velocity_.is_uniform())
@@ -382,8 +384,9 @@ class SparseSeparableRattle : private RattleAcceptance {
       extrapolate_G1(h);
       have_S = true;
     }
-    double* q1 = x2_.data();
-    double* ph = x2_.data() + d;
+    double* X = state_argument();
+    double* q1 = X;
+    double* ph = X + d;
     const sweeps::SweepNorms start =
         sweeps::start_positions(G0_, L_.data(), vel, h, from.x.data(), from.x.data() + d, from.force.data(), q1, ph);
     if (!(start.zero == 0.0)) return true;  // a non-finite guess (status NonFinite): g is not called there
@@ -395,12 +398,15 @@ class SparseSeparableRattle : private RattleAcceptance {
     double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0, rate = 0.0, q1n = 0.0;
     bool ok = false;
     for (;;) {
-      if (!problem_.constraint(x2_.head(d), gv_)) return true;
+      if (!problem_.constraint(Eigen::Map<const Vec>(X, d), gv_)) return true;
       if (!have_S) {
         S_tried_ = false;
-        if (!problem_.constraint_grad_sparse(x2_.head(d), G1e_)) return true;
+        if (!problem_.constraint_grad_sparse(Eigen::Map<const Vec>(X, d), G1e_)) return true;
         have_S = true;
       }
+      X = state_argument();  // (after the callbacks: the memory to write now)
+      q1 = X;
+      ph = X + d;
       solve_S(w, gv_, delta_, from.t, 1e-3 * opts_.tol * std::abs(h) * std::max(1.0, phn) / weight);
       const double ih = 1.0 / h;
       for (int i = 0; i < m_; ++i) {
@@ -435,7 +441,8 @@ class SparseSeparableRattle : private RattleAcceptance {
     // 2. f at [q_1; p_{1/2}]: the force F_1 and a check of T_p(p_{1/2}),
     // both checked finite by the half kick's pass (f is called unchecked).
     // (f's values read where the problem holds them: field_unchecked_view)
-    const double* fx = problem_.field_unchecked_view(t1, x2_, work_);
+    const Eigen::Map<const Vec> x2(X, 2 * d);  // read only from here on: no fetch after a callback
+    const double* fx = problem_.field_unchecked_view(t1, x2, work_);
     const sweeps::VelocityCheck check =
         sweeps::confirm_and_kick(d, vel, h, ph, fx, fx + d, pstar_.data(), to.force.data(), vel_.data());
     if (!velocity_.judge(check.zero, check.p_max, check.hp_max, check.miss)) {
@@ -443,18 +450,18 @@ class SparseSeparableRattle : private RattleAcceptance {
       have_model_weights_ = false;
       have_tpp_ = false;
       if (fx != work_.data()) work_ = Eigen::Map<const Vec>(fx, 2 * d);
-      check_claims(t1, x2_, work_);
+      check_claims(t1, x2, work_);
       return false;
     }
     ++st.newton_solves;
-    if (!problem_.constraint_grad_sparse(x2_.head(d), G1_)) return true;
+    if (!problem_.constraint_grad_sparse(x2.head(d), G1_)) return true;
     // 3. Velocity multipliers, linear for affine T_p: G_1 W G_1^T M = G_1 T_p(p*).
     const double Gn = assign_velocity_product(vel, pstar_.data());  // G1rows_ <- G1_
     record_residual_norm(st.max_constraint_residual, gn, Gn, q1n);
     double* p1 = to.x.data() + d;
     if (shake_) {
       record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, velocity_.matrix_norm() * inf_norm(pstar_));
-      to.x.head(d) = x2_.head(d);
+      to.x.head(d) = x2.head(d);
       to.x.tail(d) = pstar_;
     } else {
       if (!factor_K(G1_, w, from.t, &G1rows_, !V::kStored)) return true;  // (equal masses: w = a 1)
@@ -480,9 +487,16 @@ class SparseSeparableRattle : private RattleAcceptance {
     to.has_force = true;
     to.t = t1;
     if (shake_ && !all_finite(to.x)) return true;
-    remember_step(q0, x2_.head(d), h, cont, false);
+    remember_step(q0, x2.head(d), h, cont, false);
     status = StepStatus::Success;
     return true;
+  }
+
+  /// [q_1; p_{1/2}]'s memory for the quadratic-T step, valid until the next
+  /// callback: the problem's argument buffer, else x2_.
+  double* state_argument() {
+    double* b = problem_.argument_buffer(2 * static_cast<Eigen::Index>(d_));
+    return b ? b : x2_.data();
   }
 
   // ---- linear algebra --------------------------------------------------------
