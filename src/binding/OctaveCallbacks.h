@@ -294,6 +294,10 @@ class OctaveProblem {
             out = Eigen::Map<const Vec>(g_.call(0.0, q, m, "vector of ConstraintsNb elements"), m);
           },
           G, GH);
+      // g's values read in Octave's array by the sparse RATTLE's Newton
+      problem_.set_constraint_view([this, m](const ConstVecRef& q) {
+        return g_.call(0.0, q, m, "vector of ConstraintsNb elements");
+      });
     }
   }
   OctaveProblem(const OctaveProblem&) = delete;

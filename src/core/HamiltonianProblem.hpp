@@ -332,6 +332,22 @@ class HamiltonianProblem {
     g_(q, g);
     return all_finite(g);
   }
+  /// g(q)'s m values where the callback holds them (set_constraint_view:
+  /// the binding's Octave array, valid until g's next call; else `buffer`,
+  /// filled by the Constraint): no copy.  Null if one is not finite.
+  const double* constraint_view(const ConstVecRef& q, VecRef buffer) {
+    ++stats_.constraint_evals;
+    const double* v = buffer.data();
+    if (constraint_view_)
+      v = constraint_view_(q);
+    else
+      g_(q, buffer);
+    return all_finite(v, m_) ? v : nullptr;
+  }
+  /// The same function as the Constraint of set_constraints, returning a
+  /// pointer to its m values (valid until its next call).
+  using ConstraintView = std::function<const double*(const ConstVecRef& q)>;
+  void set_constraint_view(ConstraintView view) { constraint_view_ = std::move(view); }
 
   /// G(q) = dg/dq (m x d): analytic, or central differences of g (2d
   /// calls), step eps^(1/3) max(1, |q_j|) per column: error O(eps^(2/3)),
@@ -566,6 +582,7 @@ class HamiltonianProblem {
   int m_ = 0;
   Field field_;
   FieldView field_view_;  ///< f's values in place (set_field_view), or none
+  ConstraintView constraint_view_;  ///< g's values in place (set_constraint_view), or none
   ArgumentBuffer argument_buffer_;  ///< memory the callbacks read in place (set_argument_buffer), or none
   using FieldFunction = void (*)(double, const ConstVecRef&, VecRef);
   FieldFunction field_fn_ = nullptr;  ///< field_'s target when it is a plain function

@@ -397,8 +397,9 @@ class SparseSeparableRattle : private RattleAcceptance {
     long it = 0;
     double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0, rate = 0.0, q1n = 0.0;
     bool ok = false;
+    const double* gp = nullptr;  // g(q_1), read where the problem holds it (until g's next call)
     for (;;) {
-      if (!problem_.constraint(Eigen::Map<const Vec>(X, d), gv_)) return true;
+      if (!(gp = problem_.constraint_view(Eigen::Map<const Vec>(X, d), gv_))) return true;
       if (!have_S) {
         S_tried_ = false;
         if (!problem_.constraint_grad_sparse(Eigen::Map<const Vec>(X, d), G1e_)) return true;
@@ -407,7 +408,8 @@ class SparseSeparableRattle : private RattleAcceptance {
       X = state_argument();  // (after the callbacks: the memory to write now)
       q1 = X;
       ph = X + d;
-      solve_S(w, gv_, delta_, from.t, 1e-3 * opts_.tol * std::abs(h) * std::max(1.0, phn) / weight);
+      solve_S(w, Eigen::Map<const Vec>(gp, m_), delta_, from.t,
+              1e-3 * opts_.tol * std::abs(h) * std::max(1.0, phn) / weight);
       const double ih = 1.0 / h;
       for (int i = 0; i < m_; ++i) {
         delta_(i) *= ih;
@@ -433,7 +435,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     shared_.finish(it);
     judge_simplified(ok, rate, it);
     if (!ok) return false;
-    const double gn = g_scale * inf_norm(gv_);
+    const double gn = g_scale * inf_norm(Eigen::Map<const Vec>(gp, m_));
     if (constraints_violated_at_norm(gn, q1n, opts_.tol)) {
       status = StepStatus::ConstraintsViolated;
       return true;
@@ -523,7 +525,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// `negligible`: a bound on |G_0^T x|_inf below which x is a correction
   /// too small to matter (Newton's last); its first approximation is then
   /// taken as it is.
-  void solve_S(const Vec& w, const Vec& r, Vec& x, double t, double negligible) {
+  void solve_S(const Vec& w, const ConstVecRef& r, Vec& x, double t, double negligible) {
     if (simplified_) {  // the simplified Newton: K_0 itself
       K_.solve(r, x);
       return;
@@ -597,7 +599,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// in one pass over the columns of G (column j: the dot product of G_0's
   /// column with x, scaled by w_j, subtracted along G1e's column), without
   /// the d-vector in between.
-  double residual_S(const Vec& w, const Vec& r, const Vec& x, bool fused) {
+  double residual_S(const Vec& w, const ConstVecRef& r, const Vec& x, bool fused) {
     r_ = r;
     if (!fused) {
       us_.noalias() = G0_.transpose() * x;
