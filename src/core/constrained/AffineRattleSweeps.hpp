@@ -53,6 +53,7 @@ struct SweepNorms {
   double p_out = 0.0;  ///< |p| written: ph (start_positions), p1 (apply_velocity_multipliers)
   double q_out = 0.0;  ///< |q1|_inf written (correct_positions)
   double dp = 0.0;     ///< |G^T delta|_inf (correct_positions)
+  double terms = 0.0;  ///< max_j (|G|^T |M|)_j, the size of the terms of G^T M (apply_velocity_multipliers)
   double zero = 0.0;   ///< 0 iff every value written is finite
 };
 
@@ -73,6 +74,15 @@ inline double column_dot(const int* inner, const double* g, const double* x, int
   }
   double s = 0.0;
   for (int k = k0; k < k1; ++k) s += g[k] * x[inner[k]];
+  return s;
+}
+
+/// (|G|^T |x|)_j: column_dot's sum of the entries' magnitudes (the size of
+/// the terms it adds, for a bound on its rounding).
+inline double column_abs_dot(const int* inner, const double* g, const double* x, int k0, int k1) {
+  if (k1 - k0 == 2) return std::abs(g[k0] * x[inner[k0]]) + std::abs(g[k0 + 1] * x[inner[k0 + 1]]);
+  double s = 0.0;
+  for (int k = k0; k < k1; ++k) s += std::abs(g[k] * x[inner[k]]);
   return s;
 }
 
@@ -188,18 +198,21 @@ VelocityCheck confirm_and_kick(Eigen::Index d, const V& v, double h, const doubl
 /// copied to q_out alongside (the step's output state; pass null to skip).
 /// p1 may be pstar itself (each entry is read before it is written); vel
 /// is written only for a model with kStored (else it may be null).
-/// Returns |p1|_inf and whether p1 and q_out are finite.
+/// Returns |p1|_inf, whether p1 and q_out are finite, and max_j (|G1|^T
+/// |M|)_j: p1 is formed from terms of that size, whose rounding bounds how
+/// closely p1 can meet G1 T_p(p1) = 0.
 template <class V>
 SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, const V& v, const double* pstar,
                                              double* p1, double* vel, const double* q1, double* q_out) {
   const int* outer = G1.outerIndexPtr();
   const int* inner = G1.innerIndexPtr();
   const double* g = G1.valuePtr();
-  double pa = 0.0, zero = 0.0;
+  double pa = 0.0, ta = 0.0, zero = 0.0;
   int k0 = outer[0];
   for (int j = 0; j < G1.outerSize(); ++j) {
     const int k1 = outer[j + 1];
     const double s = column_dot(inner, g, M, k0, k1);
+    ta = std::max(ta, column_abs_dot(inner, g, M, k0, k1));  // (a NaN M shows in zero through p1)
     k0 = k1;
     const double pj = pstar[j] - s;
     p1[j] = pj;
@@ -213,6 +226,7 @@ SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, const V&
   }
   SweepNorms r;
   r.p_out = pa;
+  r.terms = ta;
   r.zero = zero;
   return r;
 }
