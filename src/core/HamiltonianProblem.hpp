@@ -115,17 +115,20 @@ class HamiltonianProblem {
     void operator()(const CscView<I>& u) {
       if (taken_) throw std::logic_error("SparseConstraintGradView: the sink was called twice");
       taken_ = true;
-      problem_.take_grad(u, target_);
+      problem_.take_grad(u, target_, shape_);
     }
 
    private:
     friend class HamiltonianProblem;
-    GradSink(HamiltonianProblem& problem, SpMat* target) : problem_(problem), target_(target) {}
+    GradSink(HamiltonianProblem& problem, SpMat* target,
+             SparsePatternUnion::Target shape = SparsePatternUnion::Target::Any)
+        : problem_(problem), target_(target), shape_(shape) {}
     void require_taken() const {
       if (!taken_) throw std::logic_error("SparseConstraintGradView: the sink was not called");
     }
     HamiltonianProblem& problem_;
     SpMat* target_;  ///< G to fit into; null: into user_G_
+    SparsePatternUnion::Target shape_;  ///< what is known of *target_'s structure
     bool taken_ = false;
   };
 
@@ -390,18 +393,22 @@ class HamiltonianProblem {
 
   /// G(q) from the sparse ConstraintGradFcn, on a fixed pattern: the union
   /// of the patterns returned so far (SparsePatternUnion; see also
-  /// seed_sparse_pattern).  Returns false if G is not finite.
-  bool constraint_grad_sparse(const ConstVecRef& q, SpMat& G) {
+  /// seed_sparse_pattern).  Returns false if G is not finite.  `target`:
+  /// what the caller knows of G (SparsePatternUnion::Target; UnionShaped:
+  /// G was only ever written by this function, copied or swapped, so its
+  /// structure is not compared).
+  bool constraint_grad_sparse(const ConstVecRef& q, SpMat& G,
+                              SparsePatternUnion::Target target = SparsePatternUnion::Target::Any) {
     if (!has_sparse_constraint_grad())
       throw InputError("invalidInput", "constraint_grad_sparse: no sparse ConstraintGradFcn was set");
     ++stats_.constraint_grad_evals;
     if (Gv_) {  // read in place, into G (take_grad)
-      GradSink sink(*this, &G);
+      GradSink sink(*this, &G, target);
       Gv_(q, sink);
       sink.require_taken();
     } else {
       user_grad(q);
-      pattern_.fit(user_G_, G);
+      pattern_.fit(user_G_, G, target);
     }
     return all_finite(G.valuePtr(), G.nonZeros());
   }
@@ -468,13 +475,13 @@ class HamiltonianProblem {
   /// lacks one of its entries (through an SpMat copy: rare, once per
   /// entry ever met); or, G null, copied into user_G_.
   template <class I>
-  void take_grad(const CscView<I>& u, SpMat* G) {
+  void take_grad(const CscView<I>& u, SpMat* G, SparsePatternUnion::Target shape) {
     check_grad_size(u.rows, u.cols);
-    if (G && pattern_.fit(u, *G)) return;
+    if (G && pattern_.fit(u, *G, shape)) return;
     to_spmat(u, user_G_);
     if (!G) return;
     pattern_.grow(user_G_);
-    if (!pattern_.fit(u, *G)) throw std::logic_error("SparsePatternUnion: an entry outside the grown union");
+    if (!pattern_.fit(u, *G, shape)) throw std::logic_error("SparsePatternUnion: an entry outside the grown union");
   }
 
  public:

@@ -1119,6 +1119,70 @@ TEST(SparsePatternUnion, ViewWithUnsortedOrDuplicateRowsIsRefused) {
   EXPECT_FALSE(fits({0, 3, 4}, {0, 1, 1, 1}));  // as many, a row twice
 }
 
+// Target::UnionShaped (a matrix only ever filled by this union, copied or
+// swapped): after the union grows, the size check alone gives such a
+// matrix the new structure, and it holds the values a fresh matrix gets.
+// Target::Any compares the structure itself: a matrix of the union's size
+// and number of nonzeros but another structure is given the union's.
+TEST(SparsePatternUnion, UnionShapedTargetFollowsTheVersions) {
+  // the union: 3 x 2, column 0 rows {0, 1}, column 1 row {1}
+  SpMat seed(3, 2);
+  seed.insert(0, 0) = 1.0;
+  seed.insert(1, 0) = 1.0;
+  seed.insert(1, 1) = 1.0;
+  seed.makeCompressed();
+  SparsePatternUnion u;
+  u.reset(3, 2);
+  u.grow(seed);
+  ASSERT_EQ(u.version(), 1);
+  const auto view = [](const std::vector<long>& outer, const std::vector<long>& inner, const double* v) {
+    return CscView<long>{3, 2, static_cast<Eigen::Index>(inner.size()), outer.data(), inner.data(), v};
+  };
+  const auto same = [](const SpMat& a, const SpMat& b) {
+    return SparsePatternUnion::same_pattern(a, b) &&
+           std::equal(a.valuePtr(), a.valuePtr() + a.nonZeros(), b.valuePtr());
+  };
+  const std::vector<long> o1{0, 1, 2}, i1{0, 1};  // (0,0) = 5, (1,1) = 6: a subset
+  const double v1[2] = {5.0, 6.0};
+  SpMat G;  // empty: UnionShaped holds
+  ASSERT_TRUE(u.fit(view(o1, i1, v1), G, SparsePatternUnion::Target::UnionShaped));
+  SpMat fresh;
+  ASSERT_TRUE(u.fit(view(o1, i1, v1), fresh));
+  EXPECT_TRUE(same(G, fresh));
+  EXPECT_EQ(G.nonZeros(), 3);
+  EXPECT_EQ(G.coeff(0, 0), 5.0);
+  EXPECT_EQ(G.coeff(1, 0), 0.0);
+  // a new entry (2, 1): the union grows, G (version 1's structure) is
+  // refilled on version 2's
+  const std::vector<long> o2{0, 1, 3}, i2{0, 1, 2};
+  const double v2[3] = {7.0, 8.0, 9.0};
+  EXPECT_FALSE(u.fit(view(o2, i2, v2), G, SparsePatternUnion::Target::UnionShaped));
+  SpMat grown(3, 2);
+  grown.insert(0, 0) = 1.0;
+  grown.insert(1, 1) = 1.0;
+  grown.insert(2, 1) = 1.0;
+  grown.makeCompressed();
+  u.grow(grown);
+  ASSERT_EQ(u.version(), 2);
+  ASSERT_TRUE(u.fit(view(o2, i2, v2), G, SparsePatternUnion::Target::UnionShaped));
+  SpMat fresh2;
+  ASSERT_TRUE(u.fit(view(o2, i2, v2), fresh2));
+  EXPECT_TRUE(same(G, fresh2));
+  EXPECT_EQ(G.nonZeros(), 4);
+  EXPECT_EQ(G.coeff(2, 1), 9.0);
+  // another structure of the union's size and count (column 0 rows {0, 2},
+  // column 1 rows {0, 1}): Target::Any gives it the union's
+  SpMat other(3, 2);
+  other.insert(0, 0) = 1.0;
+  other.insert(2, 0) = 1.0;
+  other.insert(0, 1) = 1.0;
+  other.insert(1, 1) = 1.0;
+  other.makeCompressed();
+  ASSERT_EQ(other.nonZeros(), G.nonZeros());
+  ASSERT_TRUE(u.fit(view(o2, i2, v2), other));
+  EXPECT_TRUE(same(other, fresh2));
+}
+
 // ConstraintGradFcn given as a view (set_sparse_constraint_grad_view, as
 // the binding does) or as an SpMat: the same G, pattern versions and
 // trajectory, bit for bit, on a pruned chain whose pattern grows as met

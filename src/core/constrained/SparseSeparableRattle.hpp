@@ -277,7 +277,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       if (!problem_.field(t1, x2_, work_)) return StepStatus::NonFinite;
     }
     F1_ = work_.tail(d);
-    if (!problem_.constraint_grad_sparse(q1_, G1_)) return StepStatus::NonFinite;
+    if (!problem_.constraint_grad_sparse(q1_, G1_, kUnionShaped)) return StepStatus::NonFinite;
     pstar_ = ph_ + (0.5 * h) * F1_;
 
     // 3. Velocity multipliers: G_1 T_p(pstar - G_1^T M) = 0.
@@ -456,7 +456,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       return false;
     }
     ++st.newton_solves;
-    if (!problem_.constraint_grad_sparse(x2.head(d), G1_)) return true;
+    if (!problem_.constraint_grad_sparse(x2.head(d), G1_, kUnionShaped)) return true;
     // 3. Velocity multipliers, linear for affine T_p: G_1 W G_1^T M = G_1 T_p(p*).
     const double Gn = assign_velocity_product(vel, pstar_.data());  // G1rows_ <- G1_
     record_residual_norm(st.max_constraint_residual, gn, Gn, q1n);
@@ -710,7 +710,7 @@ class SparseSeparableRattle : private RattleAcceptance {
         G = cache_G_[i];
         return true;
       }
-    if (!problem_.constraint_grad_sparse(q, G)) return false;
+    if (!problem_.constraint_grad_sparse(q, G, kUnionShaped)) return false;
     store(q, G);
     return true;
   }
@@ -794,6 +794,13 @@ class SparseSeparableRattle : private RattleAcceptance {
   bool simplified_ = true;     ///< this step's position Newton takes K_0 (else S)
   int exact_steps_left_ = 0;   ///< steps still to take S (after a slow K_0)
   long exact_solves_ = 0;
+  // G0_, G1_, last_G0_, Gerr_ and cache_G_ are written only by the
+  // problem's constraint_grad_sparse, by copies among them and by swaps:
+  // each has the structure of some version of the problem's pattern union
+  // (or is empty), which the union checks by size (kUnionShaped).  (G1e_
+  // is also extrapolated from two of them, whose versions may differ: it
+  // is fitted as any matrix.)
+  static constexpr SparsePatternUnion::Target kUnionShaped = SparsePatternUnion::Target::UnionShaped;
   SpMat G0_, G1_, G1e_, last_G0_, Gerr_;
   SparseRowView G1rows_;  ///< G1_ by rows, for G_1 v (step_affine)
   Vec G0_q_;              ///< the q_0 of G0_ (valid while have_G0_ and not G0_at_last_q1_)
