@@ -583,6 +583,60 @@ TEST(SparseRowView, ProductAndNormAgreeWithEigen) {
   }
 }
 
+// The apply pass's G_1 T_p(p_1) (a scatter over G's columns, used from
+// SparseSeparableRattle::kScatterHidden nonzeros on) against the row
+// view's product of the same T_p(p_1): the same sums, bit for bit (up to
+// the sign of a zero), for equal masses and for a stored diagonal model,
+// on a chain's G and on a random pattern with empty rows and columns; the
+// pass's other outputs unchanged by it.
+TEST(AffineRattleSweeps, ApplyPassGivesTheRowViewsHiddenProduct) {
+  Chain c;
+  c.N = 30;
+  SpMat Gc;
+  c.G_sparse(c.zigzag(0.2, 1.1).head(c.d()), Gc);
+  Gc.makeCompressed();
+  std::srand(5);
+  std::vector<Eigen::Triplet<double>> t;
+  for (int k = 0; k < 200; ++k)
+    t.emplace_back(std::rand() % 17, std::rand() % 23, std::rand() / double(RAND_MAX) - 0.5);
+  SpMat R(20, 23);
+  R.setFromTriplets(t.begin(), t.end());
+  R.makeCompressed();
+  for (const SpMat* G : {&Gc, &R}) {
+    const Eigen::Index m = G->rows(), d = G->cols();
+    const Vec M = Vec::LinSpaced(m, -2.0, 3.0), pstar = Vec::LinSpaced(d, 1.5, -0.5);
+    const Vec w = Vec::LinSpaced(d, 0.5, 2.0), b = Vec::LinSpaced(d, -0.1, 0.1), q1 = Vec::LinSpaced(d, 0.0, 1.0);
+    SparseRowView rows;
+    rows.assign(*G, 11);
+    auto check = [&](const auto& vel, const char* name) {
+      Vec p1(d), v1(d), q_out(d), p1b(d), v1b(d), q_outb(d), hid = Vec::Zero(m), ref(m);
+      const sweeps::SweepNorms with =
+          sweeps::apply_velocity_multipliers(*G, M.data(), vel, pstar.data(), p1.data(), v1.data(), q1.data(),
+                                             q_out.data(), hid.data());
+      const sweeps::SweepNorms without = sweeps::apply_velocity_multipliers(
+          *G, M.data(), vel, pstar.data(), p1b.data(), v1b.data(), q1.data(), q_outb.data());
+      Vec tp(d);  // T_p(p_1)
+      if constexpr (std::decay_t<decltype(vel)>::kStored) {
+        rows.multiply(v1.data(), ref.data());
+        tp = v1;
+      } else {
+        rows.multiply_scaled(p1.data(), vel.w, ref.data());
+        tp = vel.w * p1;
+      }
+      EXPECT_TRUE((hid.array() == ref.array()).all()) << name << ", max diff " << (hid - ref).lpNorm<Eigen::Infinity>();
+      EXPECT_TRUE((p1.array() == p1b.array()).all() && (q_out.array() == q_outb.array()).all()) << name;
+      EXPECT_EQ(with.p_out, without.p_out) << name;
+      EXPECT_EQ(with.terms, without.terms) << name;
+      // (and both are G T_p(p_1))
+      EXPECT_LE((ref - *G * tp).lpNorm<Eigen::Infinity>(),
+                64 * kEps * (Mat(*G).cwiseAbs() * tp.cwiseAbs()).maxCoeff() + 1e-300)
+          << name;
+    };
+    check(sweeps::UniformVelocity{0.7}, "equal masses");
+    check(sweeps::Velocity{w.data(), b.data()}, "stored model");
+  }
+}
+
 // The position Newton matrix S = A W B^T (A = G(q_1), B = G(q_0): not
 // symmetric) by the banded LU of factor_product, against a dense LU, for a
 // tridiagonal S (a chain) and a pentadiagonal one (each link also tied to

