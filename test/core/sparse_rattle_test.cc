@@ -526,6 +526,19 @@ TEST(SparseGramSolver, TwistedTridiagonalFactorization) {
   EXPECT_LE((x - K0.llt().solve(b)).norm(), 1e-12 * x.norm());
 }
 
+// A 20 x 23 matrix of 200 random triplets (summed where they repeat): rows
+// of random length, some rows (17 on) and columns empty.
+SpMat random_pattern(unsigned seed) {
+  std::srand(seed);
+  std::vector<Eigen::Triplet<double>> t;
+  for (int k = 0; k < 200; ++k)
+    t.emplace_back(std::rand() % 17, std::rand() % 23, std::rand() / double(RAND_MAX) - 0.5);
+  SpMat R(20, 23);
+  R.setFromTriplets(t.begin(), t.end());
+  R.makeCompressed();
+  return R;
+}
+
 // The row-major view of a compressed-column G (step_affine's G_1 v): y = G x
 // and |G|_inf against Eigen's, on a chain's G and on a random pattern; a new
 // structure under a new token (or none) is analysed again.
@@ -550,13 +563,7 @@ TEST(SparseRowView, ProductAndNormAgreeWithEigen) {
   rv.multiply(x.data(), y.data());
   EXPECT_LE((y - G * x).lpNorm<Eigen::Infinity>(), 4 * kEps * (G * x).lpNorm<Eigen::Infinity>());
   // another structure (rows of random length, empty rows and columns)
-  std::srand(3);
-  std::vector<Eigen::Triplet<double>> t;
-  for (int k = 0; k < 200; ++k)
-    t.emplace_back(std::rand() % 17, std::rand() % 23, std::rand() / double(RAND_MAX) - 0.5);
-  SpMat R(20, 23);
-  R.setFromTriplets(t.begin(), t.end());
-  R.makeCompressed();
+  const SpMat R = random_pattern(3);
   const Vec xr = Vec::LinSpaced(23, 1.0, -3.0);
   Vec yr(20);
   for (long token : {-1L, 8L}) {
@@ -595,14 +602,8 @@ TEST(AffineRattleSweeps, ApplyPassGivesTheRowViewsHiddenProduct) {
   SpMat Gc;
   c.G_sparse(c.zigzag(0.2, 1.1).head(c.d()), Gc);
   Gc.makeCompressed();
-  std::srand(5);
-  std::vector<Eigen::Triplet<double>> t;
-  for (int k = 0; k < 200; ++k)
-    t.emplace_back(std::rand() % 17, std::rand() % 23, std::rand() / double(RAND_MAX) - 0.5);
-  SpMat R(20, 23);
-  R.setFromTriplets(t.begin(), t.end());
-  R.makeCompressed();
-  for (const SpMat* G : {&Gc, &R}) {
+  const SpMat R = random_pattern(5);
+  for (const SpMat* G : {static_cast<const SpMat*>(&Gc), &R}) {
     const Eigen::Index m = G->rows(), d = G->cols();
     const Vec M = Vec::LinSpaced(m, -2.0, 3.0), pstar = Vec::LinSpaced(d, 1.5, -0.5);
     const Vec w = Vec::LinSpaced(d, 0.5, 2.0), b = Vec::LinSpaced(d, -0.1, 0.1), q1 = Vec::LinSpaced(d, 0.0, 1.0);

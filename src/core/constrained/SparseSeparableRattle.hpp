@@ -357,6 +357,18 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// 10^5 links (4e5 nonzeros, out of the caches) the scatter saved 0.33
   /// of 12.6 ms a step, at 10^4 (4e4) it cost 0.05 of 1.18 (ABBA pairs).
   static constexpr Eigen::Index kScatterHidden = Eigen::Index(1) << 18;
+  /// p_1 = p_from - G_1^T M (sweeps::apply_velocity_multipliers, q_1
+  /// copied to q_out unless null), then G_1 T_p(p_1) into hid_.
+  template <class V>
+  sweeps::SweepNorms apply_multipliers(const V& vel, const double* M, const double* p_from, double* p1,
+                                       const double* q1, double* q_out) {
+    const bool scatter = G1_.nonZeros() >= kScatterHidden;
+    if (scatter) hid_.setZero();
+    const sweeps::SweepNorms out = sweeps::apply_velocity_multipliers(G1_, M, vel, p_from, p1, vel_.data(), q1, q_out,
+                                                                      scatter ? hid_.data() : nullptr);
+    if (!scatter) velocity_product(vel, p1);
+    return out;
+  }
   /// The same with G1_'s values taken into the row view on the way.
   template <class V>
   double assign_velocity_product(const V& vel, const double* p) {
@@ -474,12 +486,7 @@ class SparseSeparableRattle : private RattleAcceptance {
     } else {
       if (!factor_K(G1_, w, from.t, &G1rows_, !V::kStored)) return true;  // (equal masses: w = a 1)
       K_.solve(hid_, M_);
-      const bool scatter = G1_.nonZeros() >= kScatterHidden;  // G_1 T_p(p_1) by the apply pass
-      if (scatter) hid_.setZero();
-      sweeps::SweepNorms out = sweeps::apply_velocity_multipliers(G1_, M_.data(), vel, pstar_.data(), p1,
-                                                                  vel_.data(), q1, to.x.data(),
-                                                                  scatter ? hid_.data() : nullptr);
-      if (!scatter) velocity_product(vel, p1);
+      sweeps::SweepNorms out = apply_multipliers(vel, M_.data(), pstar_.data(), p1, q1, to.x.data());
       // One step of iterative refinement when the solve left more than
       // round-off (ill-conditioned K, dropped pivots): O(nnz).  Round-off
       // is measured against the terms p_1 = p* - G_1^T M is formed from,
@@ -496,11 +503,8 @@ class SparseSeparableRattle : private RattleAcceptance {
         K_.solve(hid_, delta_);
         M_ += delta_;
         const double first = out.zero;  // (it covers the copy of q_1)
-        if (scatter) hid_.setZero();
-        out = sweeps::apply_velocity_multipliers(G1_, delta_.data(), vel, p1, p1, vel_.data(), nullptr, nullptr,
-                                                 scatter ? hid_.data() : nullptr);
+        out = apply_multipliers(vel, delta_.data(), p1, p1, nullptr, nullptr);
         out.zero += first;
-        if (!scatter) velocity_product(vel, p1);
         hp_scale = velocity_.matrix_norm() * out.p_out;
       }
       record_residual_norm(st.max_hidden_residual, inf_norm(hid_), Gn, hp_scale);
