@@ -906,6 +906,93 @@ TEST(SparseGramSolver, RowViewAssemblyAgreesWithColumnAssembly) {
     }
 }
 
+// K's band formed in the gather (SparseRowView::assign_multiply_gram, then
+// SparseGramSolver::factor_band) against the assembly from the view after
+// it (factor(G, rows, w)): the same products in the same order, so the same
+// G x, norm, rank and solution bit for bit, with a vector of weights and
+// with one weight (equal masses, the scaled product); offered only for a
+// tridiagonal K (not for band 2), and a non-finite weight refused as
+// factor() refuses it.  A zero row takes the one-sided LDL^T (rank m - 1)
+// in both.  (The band is offered once a first factor() has analysed K.)
+TEST(SparseGramSolver, BandGatheredWithTheRowsAgreesWithTheRowAssembly) {
+  std::mt19937 gen(29);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  auto random_vec = [&](int n, double lo, double hi) {
+    Vec v(n);
+    for (int i = 0; i < n; ++i) v(i) = lo + (hi - lo) * u(gen);
+    return v;
+  };
+  const long token = 3;
+  for (const int m : {2, 3, 8, 65, 1000})
+    for (const int zero_row : {-1, 0, m / 2, m - 1}) {
+      const std::string where = "m " + std::to_string(m) + " zero row " + std::to_string(zero_row);
+      SparseGramSolver gs, rs;
+      SparseRowView gv, rv;
+      for (int rep = 0; rep < 2; ++rep) {
+        const SpMat G = banded_G(m, 1, gen, zero_row);
+        const Vec w = random_vec(2 * m, 0.5, 2.0), x = random_vec(2 * m, -1.0, 1.0), b = random_vec(m, -1.0, 1.0);
+        // (the first factorization analyses K's structure: the column path)
+        if (rep == 0) ASSERT_TRUE(gs.factor(G, w, token)) << where;
+        // weights per column, the product with x as it is
+        gv.prepare(G, token);
+        double* band = gs.tridiagonal_band(G, gv, token);
+        ASSERT_NE(band, nullptr) << where;
+        const double* wp = w.data();
+        const auto weight = [wp](int k) { return wp[k]; };
+        SparseRowView::TridiagonalGram<decltype(weight)> k{weight, band};
+        Vec yg(m), yr(m);
+        const double ng = gv.assign_multiply_gram(G, token, x.data(), yg.data(), k);
+        ASSERT_TRUE(gs.factor_band(k.zero)) << where;
+        const double nr = rv.assign_multiply(G, token, x.data(), yr.data());
+        ASSERT_TRUE(rs.factor(G, rv, w, token)) << where;
+        EXPECT_EQ(ng, nr) << where;
+        EXPECT_TRUE((yg.array() == yr.array()).all()) << where;
+        EXPECT_EQ(gs.rank(), rs.rank()) << where;
+        EXPECT_EQ(gs.rank(), zero_row < 0 ? m : m - 1) << where;
+        EXPECT_EQ(gs.twisted(), zero_row < 0) << where;
+        Vec xg(m), xr(m);
+        gs.solve(b, xg);
+        rs.solve(b, xr);
+        EXPECT_TRUE((xg.array() == xr.array()).all()) << where << ": " << (xg - xr).norm();
+        if (zero_row < 0) EXPECT_LE((gram_dense(G, w) * xg - b).norm(), 1e-10 * b.norm()) << where;
+        // one weight, the product with c x formed on the fly
+        const double c = 0.7;
+        const auto weight1 = [c](int) { return c; };
+        SparseRowView::TridiagonalGram<decltype(weight1)> k1{weight1, gs.tridiagonal_band(G, gv, token)};
+        const double ng1 = gv.assign_multiply_scaled_gram(G, token, x.data(), c, yg.data(), k1);
+        ASSERT_TRUE(gs.factor_band(k1.zero)) << where;
+        const double nr1 = rv.assign_multiply_scaled(G, token, x.data(), c, yr.data());
+        ASSERT_TRUE(rs.factor(G, rv, Vec::Constant(2 * m, c), token, true)) << where;
+        EXPECT_EQ(ng1, nr1) << where;
+        EXPECT_TRUE((yg.array() == yr.array()).all()) << where;
+        gs.solve(b, xg);
+        rs.solve(b, xr);
+        EXPECT_TRUE((xg.array() == xr.array()).all()) << where << " (one weight)";
+      }
+      // a weight that is not finite: the band is not, and factor_band refuses it
+      const SpMat G = banded_G(m, 1, gen);
+      Vec w = random_vec(2 * m, 0.5, 2.0);
+      w(m) = std::numeric_limits<double>::infinity();
+      gv.prepare(G, token);
+      const double* wp = w.data();
+      const auto weight = [wp](int k) { return wp[k]; };
+      SparseRowView::TridiagonalGram<decltype(weight)> k{weight, gs.tridiagonal_band(G, gv, token)};
+      ASSERT_NE(k.band, nullptr);
+      Vec y(m);
+      gv.assign_multiply_gram(G, token, Vec::Zero(2 * m).eval().data(), y.data(), k);
+      EXPECT_FALSE(gs.factor_band(k.zero)) << where;
+      rv.assign(G, token);
+      EXPECT_FALSE(rs.factor(G, rv, w, token)) << where;
+    }
+  // a K of band 2 is not tridiagonal: no band offered (once analysed)
+  const SpMat G2 = banded_G(20, 2, gen);
+  SparseGramSolver s2;
+  SparseRowView v2;
+  ASSERT_TRUE(s2.factor(G2, random_vec(40, 0.5, 2.0), token));
+  v2.prepare(G2, token);
+  EXPECT_EQ(s2.tridiagonal_band(G2, v2, token), nullptr);
+}
+
 // The pairs of an off-diagonal slot are all the columns its two rows share:
 // G (3 x 4) with rows 0 and 1 sharing columns 1 and 2, rows 1 and 2 column
 // 3 (K(1, 0) the sum of two products, K(2, 0) structurally zero); a pair

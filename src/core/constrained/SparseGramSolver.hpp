@@ -102,6 +102,26 @@ class SparseGramSolver {
     return factor_band_from_rows(rows, [wp](int k) { return wp[k]; });
   }
 
+  /// Where K's band goes (K_ii at [2i], K_i+1,i at [2i + 1]) when K = G W
+  /// G^T is tridiagonal in G's row order and `rows` (prepared for G) holds
+  /// G's structure: the caller fills it as it gathers G's rows
+  /// (SparseRowView::assign_multiply_gram) and calls factor_band; null
+  /// otherwise (factor() then, as before).
+  double* tridiagonal_band(const SpMat& G, const SparseRowView& rows, long pattern = -1) {
+    sync_gram(G, pattern);
+    if (!natural_ || b_ != 1 || band_version_ != gram_version_ || !row_pairs(G, rows)) return nullptr;
+    return Kb_.data();
+  }
+  /// factor() of the band tridiagonal_band handed out, once filled;
+  /// `zero`: 0 iff its entries are finite (else false, as factor()).
+  bool factor_band(double zero) {
+    valid_ = false;
+    null_ready_ = false;
+    twisted_ = false;
+    if (zero != 0.0) return false;
+    return band_factor(false);
+  }
+
  private:
   /// factor()'s band from the row view, with w_k = weight(k).
   template <class Weight>

@@ -50,14 +50,132 @@ class SparseRowView {
     return product(Gathered{G.valuePtr(), perm_.data(), val_.data()}, x, Scaled{w}, y);
   }
 
- private:
-  /// The structure analysed again if `token` says it may have changed.
+  /// The tridiagonal K = G W G^T (W = diag(w_k), w_k = weight(k)) of a G
+  /// whose rows i and i + 2 share no column (a chain's: the caller's
+  /// analysis of K's band, SparseGramSolver::tridiagonal_band), formed in
+  /// the gather from each row's values as they are stored: K_ii at
+  /// band[2i], K_i+1,i at band[2i + 1] (band[2m - 1] = 0), each summed as
+  /// SparseGramSolver's assembly from the rows sums it (the same products
+  /// in the same order: over row i, then over the columns rows i and i + 1
+  /// share, ascending).  No pass over the view after the gather; a chain's
+  /// rows of four entries are summed from the gather's registers.
+  template <class Weight>
+  struct TridiagonalGram {
+    Weight weight;
+    double* band;
+    double zero = 0.0;  ///< 0 iff every entry written is finite
+  };
+  /// assign_multiply(G, token, x, y) with K's band on the way.
+  template <class Weight>
+  double assign_multiply_gram(const SpMat& G, long token, const double* x, double* y, TridiagonalGram<Weight>& k) {
+    prepare(G, token);
+    return product(Gathered{G.valuePtr(), perm_.data(), val_.data()}, x, Unscaled{}, y, GramRows<Weight>(this, &k));
+  }
+  /// assign_multiply_scaled(G, token, x, w, y) with K's band on the way.
+  template <class Weight>
+  double assign_multiply_scaled_gram(const SpMat& G, long token, const double* x, double w, double* y,
+                                     TridiagonalGram<Weight>& k) {
+    prepare(G, token);
+    return product(Gathered{G.valuePtr(), perm_.data(), val_.data()}, x, Scaled{w}, y, GramRows<Weight>(this, &k));
+  }
+
+  /// The structure analysed again if `token` says it may have changed (the
+  /// assigns call it; public so that a caller can check the structure
+  /// before a gather: SparseGramSolver::tridiagonal_band).
   void prepare(const SpMat& G, long token) {
     if (token < 0 || token != token_ || !analysed_ || G.rows() != rows_ || G.cols() != cols_ ||
         G.nonZeros() != static_cast<Eigen::Index>(perm_.size()))
       analyse(G);
     token_ = token;
   }
+
+ private:
+  /// product()'s hook after each row: nothing, or K's band (GramRows).
+  struct NoGram {
+    void row(Eigen::Index, int, int) {}
+    void row4(Eigen::Index, int, int, int, int, int, double, double, double, double) {}
+    void finish() {}
+  };
+  template <class Weight>
+  struct GramRows {
+    GramRows(const SparseRowView* view, TridiagonalGram<Weight>* k)
+        : col(view->col_.data()), v(view->val_.data()), start(view->start_.data()), rows(view->rows_),
+          weight(k->weight), band(k->band), out(k) {}
+    const int* col;
+    const double* v;
+    const int* start;
+    Eigen::Index rows;
+    Weight weight;
+    double* band;
+    TridiagonalGram<Weight>* out;
+    double zero = 0.0;
+    // the last row's last two entries when it had four (else pc2 = -1):
+    // a chain's next row shares exactly these columns
+    int pc2 = -1, pc3 = -1;
+    double pv2 = 0.0, pv3 = 0.0;
+    /// A row of four entries, from the gather's registers: K_ii, and
+    /// K_i,i-1 without a merge when the last row's last two columns are
+    /// this row's first two (rows ascending: exactly these two pairs, in
+    /// column order); otherwise row() from the view.
+    void row4(Eigen::Index i, int t0, int c0, int c1, int c2, int c3, double v0, double v1, double v2, double v3) {
+      if (!(i > 0 && c0 == pc2 && c1 == pc3)) {
+        row(i, t0, t0 + 4);
+      } else {
+        double s = 0.0;
+        s += weight(c0) * v0 * v0;
+        s += weight(c1) * v1 * v1;
+        s += weight(c2) * v2 * v2;
+        s += weight(c3) * v3 * v3;
+        band[2 * i] = s;
+        double e = 0.0;
+        e += weight(c0) * v0 * pv2;
+        e += weight(c1) * v1 * pv3;
+        band[2 * i - 1] = e;
+        zero += s * 0.0 + e * 0.0;
+      }
+      pc2 = c2;
+      pc3 = c3;
+      pv2 = v2;
+      pv3 = v3;
+    }
+    /// Row i (entries t0 .. t1-1) is stored: K_ii, and K_i,i-1 over the
+    /// columns rows i and i - 1 share (both rows in L1 now).
+    void row(Eigen::Index i, int t0, int t1) {
+      pc2 = -1;
+      double s = 0.0;
+      for (int t = t0; t < t1; ++t) s += weight(col[t]) * v[t] * v[t];
+      band[2 * i] = s;
+      double e = 0.0;
+      if (i > 0) {
+        const int tj = start[i - 1];
+        if (t1 - t0 == 4 && t0 - tj == 4 && col[t0] == col[tj + 2] && col[t0 + 1] == col[tj + 3]) {
+          // a chain's: rows of two points each, the middle point shared
+          // (columns ascending: exactly these two pairs, in column order)
+          e += weight(col[t0]) * v[t0] * v[tj + 2];
+          e += weight(col[t0 + 1]) * v[t0 + 1] * v[tj + 3];
+        } else {  // a merge of the two rows' ascending columns
+          int a = t0, b = tj;
+          while (a < t1 && b < t0) {
+            if (col[a] < col[b]) {
+              ++a;
+            } else if (col[b] < col[a]) {
+              ++b;
+            } else {
+              e += weight(col[a]) * v[a] * v[b];
+              ++a;
+              ++b;
+            }
+          }
+        }
+        band[2 * i - 1] = e;
+      }
+      zero += s * 0.0 + e * 0.0;
+    }
+    void finish() {
+      if (rows > 0) band[2 * rows - 1] = 0.0;
+      out->zero = zero;
+    }
+  };
   /// Entry t's value: read from the view, or gathered from G and stored.
   struct Stored {
     const double* v;
@@ -76,8 +194,8 @@ class SparseRowView {
     double w;
     double operator()(double x) const { return w * x; }
   };
-  template <class Value, class S>
-  double product(Value value, const double* x, S scale, double* y) const {
+  template <class Value, class S, class Gram = NoGram>
+  double product(Value value, const double* x, S scale, double* y, Gram gram = Gram{}) const {
     const int* start = start_.data();
     const int* col = col_.data();
     double norm = 0.0;
@@ -92,24 +210,28 @@ class SparseRowView {
         // compiler that contracts to FMA contracts both alike), 0 + a + b =
         // a + b up to the sign of a zero
         const double v0 = value(t0), v1 = value(t0 + 1), v2 = value(t0 + 2), v3 = value(t0 + 3);
-        s = v0 * scale(x[col[t0]]);
-        s += v1 * scale(x[col[t0 + 1]]);
-        s += v2 * scale(x[col[t0 + 2]]);
-        s += v3 * scale(x[col[t0 + 3]]);
+        const int c0 = col[t0], c1 = col[t0 + 1], c2 = col[t0 + 2], c3 = col[t0 + 3];
+        s = v0 * scale(x[c0]);
+        s += v1 * scale(x[c1]);
+        s += v2 * scale(x[c2]);
+        s += v3 * scale(x[c3]);
         a = std::abs(v0) + std::abs(v1);
         a += std::abs(v2);
         a += std::abs(v3);
+        gram.row4(i, t0, c0, c1, c2, c3, v0, v1, v2, v3);
       } else {
         for (int t = t0; t < t1; ++t) {
           const double v = value(t);
           s += v * scale(x[col[t]]);
           a += std::abs(v);
         }
+        gram.row(i, t0, t1);
       }
       t0 = t1;
       y[i] = s;
       norm = std::max(norm, a);
     }
+    gram.finish();
     return norm;
   }
 
