@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -636,6 +638,64 @@ TEST(AffineRattleSweeps, ApplyPassGivesTheRowViewsHiddenProduct) {
     check(sweeps::UniformVelocity{0.7}, "equal masses");
     check(sweeps::Velocity{w.data(), b.data()}, "stored model");
   }
+}
+
+// The sweeps' finiteness flags: the position sweeps check q_1 alone (a
+// non-finite p_{1/2} makes q_1 non-finite: finite_through_q), the apply
+// pass p_1 alone (q_1 checked before it).  An Inf or NaN put into each
+// input the sweep reads (a multiplier, a correction, F_0, p_0, p*, one at a
+// time, at every position) must show as a NaN `zero`, with either model
+// (including a zero weight, where 0 * Inf is NaN); finite inputs give 0.
+TEST(AffineRattleSweeps, NonFiniteInputsShowInTheFlag) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const SpMat G = random_pattern(9);
+  const Eigen::Index m = G.rows(), d = G.cols();
+  const Vec L = Vec::LinSpaced(m, -1.0, 2.0), q0 = Vec::LinSpaced(d, 0.0, 1.0), p0 = Vec::LinSpaced(d, 1.0, -1.0);
+  const Vec F0 = Vec::LinSpaced(d, -3.0, 3.0);
+  Vec w = Vec::LinSpaced(d, 0.5, 2.0);
+  w(3) = 0.0;  // a coordinate whose velocity does not depend on p
+  const Vec b = Vec::LinSpaced(d, -0.1, 0.1);
+  const double h = -0.01;  // (backward: the sign of h plays no part)
+  auto flags = [&](const auto& vel, const Vec& Lx, const Vec& p0x, const Vec& F0x, const Vec& dx) {
+    Vec q1(d), ph(d), p1(d), v1(d), q_out(d);
+    const double s = sweeps::start_positions(G, Lx.data(), vel, h, q0.data(), p0x.data(), F0x.data(), q1.data(),
+                                             ph.data()).zero;
+    const double c = sweeps::correct_positions(G, dx.data(), vel, h, q1.data(), ph.data()).zero;
+    const double a = sweeps::apply_velocity_multipliers(G, dx.data(), vel, p0x.data(), p1.data(), v1.data(),
+                                                        q0.data(), q_out.data()).zero;
+    return std::array<double, 3>{s, c, a};
+  };
+  auto check = [&](const auto& vel, const char* name) {
+    const std::array<double, 3> ok = flags(vel, L, p0, F0, L);
+    for (const double z : ok) EXPECT_EQ(z, 0.0) << name;
+    for (const double bad : {inf, -inf, nan}) {
+      for (Eigen::Index i = 0; i < m; ++i) {
+        Vec Lb = L;
+        Lb(i) = bad;
+        const std::array<double, 3> z = flags(vel, Lb, p0, F0, L);
+        const std::array<double, 3> zc = flags(vel, L, p0, F0, Lb);
+        // a row of G without entries reads no multiplier: nothing to see
+        bool used = false;
+        for (int k = 0; k < G.nonZeros(); ++k) used |= G.innerIndexPtr()[k] == i;
+        if (!used) continue;
+        EXPECT_TRUE(std::isnan(z[0])) << name << ": L(" << i << ") = " << bad;
+        EXPECT_TRUE(std::isnan(zc[1])) << name << ": delta(" << i << ") = " << bad;
+        EXPECT_TRUE(std::isnan(zc[2])) << name << ": M(" << i << ") = " << bad;
+      }
+      for (Eigen::Index j = 0; j < d; ++j) {
+        Vec pb = p0, Fb = F0;
+        pb(j) = bad;
+        Fb(j) = bad;
+        EXPECT_TRUE(std::isnan(flags(vel, L, pb, F0, L)[0])) << name << ": p0(" << j << ") = " << bad;
+        EXPECT_TRUE(std::isnan(flags(vel, L, p0, Fb, L)[0])) << name << ": F0(" << j << ") = " << bad;
+        EXPECT_TRUE(std::isnan(flags(vel, L, pb, F0, L)[2])) << name << ": p*(" << j << ") = " << bad;
+      }
+    }
+  };
+  check(sweeps::Velocity{w.data(), b.data()}, "stored model");
+  check(sweeps::UniformVelocity{0.7}, "equal masses");
+  check(sweeps::UniformVelocity{0.0}, "zero weight");
 }
 
 // The position Newton matrix S = A W B^T (A = G(q_1), B = G(q_0): not

@@ -536,7 +536,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       if (inf_norm(hid_) > kRoundoffLeft * std::max(1.0, Gn * terms_scale)) {
         K_.solve(hid_, delta_);
         M_ += delta_;
-        const double first = out.zero;  // (it covers the copy of q_1)
+        const double first = out.zero;
         out = apply_multipliers(vel, delta_.data(), p1, p1, nullptr, nullptr);
         out.zero += first;
         hp_scale = velocity_.matrix_norm() * out.p_out;
