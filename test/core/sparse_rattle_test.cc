@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 
 #include <chrono>
@@ -646,6 +647,10 @@ TEST(AffineRattleSweeps, ApplyPassGivesTheRowViewsHiddenProduct) {
 // input the sweep reads (a multiplier, a correction, F_0, p_0, p*, one at a
 // time, at every position) must show as a NaN `zero`, with either model
 // (including a zero weight, where 0 * Inf is NaN); finite inputs give 0.
+// And a q_1 that is not finite while p_{1/2} is (an Inf in q_0 or in q_1
+// before a correction, w p or w dp overflowing) must show too: the flag is
+// on q.  (p_{1/2} overflowing in a correction while q_1 stays finite is the
+// step's to exclude: its bound on |p_{1/2}|, ph_bound.)
 TEST(AffineRattleSweeps, NonFiniteInputsShowInTheFlag) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -696,6 +701,37 @@ TEST(AffineRattleSweeps, NonFiniteInputsShowInTheFlag) {
   check(sweeps::Velocity{w.data(), b.data()}, "stored model");
   check(sweeps::UniformVelocity{0.7}, "equal masses");
   check(sweeps::UniformVelocity{0.0}, "zero weight");
+  // q_1 not finite while p_{1/2} is: an Inf in q (q_0, or q_1 before a
+  // correction), or w p overflowing; the flag must see it (it is on q)
+  for (Eigen::Index j = 0; j < d; ++j) {
+    Vec q0b = q0, wb = w, p0b = p0, q1(d), ph(d);
+    q0b(j) = inf;
+    EXPECT_TRUE(std::isnan(sweeps::start_positions(G, L.data(), sweeps::Velocity{w.data(), b.data()}, h, q0b.data(),
+                                                   p0.data(), F0.data(), q1.data(), ph.data()).zero)) << "q0(" << j << ")";
+    wb(j) = 1e10;
+    p0b(j) = 1e300;
+    const sweeps::SweepNorms st = sweeps::start_positions(G, L.data(), sweeps::Velocity{wb.data(), b.data()}, h,
+                                                          q0.data(), p0b.data(), F0.data(), q1.data(), ph.data());
+    EXPECT_TRUE(std::isfinite(ph(j)));
+    EXPECT_TRUE(std::isnan(st.zero)) << "w p overflowing at " << j;
+    // a correction: q_1 given with an Inf, or w dp overflowing
+    sweeps::start_positions(G, L.data(), sweeps::Velocity{w.data(), b.data()}, h, q0.data(), p0.data(), F0.data(),
+                            q1.data(), ph.data());
+    Vec q1b = q1, phb = ph;
+    q1b(j) = inf;
+    EXPECT_TRUE(std::isnan(sweeps::correct_positions(G, L.data(), sweeps::Velocity{w.data(), b.data()}, h, q1b.data(),
+                                                     phb.data()).zero)) << "q1(" << j << ")";
+    bool touched = false;
+    for (int k = G.outerIndexPtr()[j]; k < G.outerIndexPtr()[j + 1]; ++k) touched |= G.valuePtr()[k] != 0.0;
+    if (!touched) continue;
+    const Vec big = Vec::Constant(m, 1e300);
+    Vec wc = Vec::Constant(d, 1e20);
+    q1b = q1;
+    phb = ph;
+    const sweeps::SweepNorms c = sweeps::correct_positions(G, big.data(), sweeps::Velocity{wc.data(), b.data()}, h,
+                                                           q1b.data(), phb.data());
+    EXPECT_TRUE(std::isnan(c.zero)) << "w dp overflowing at " << j;
+  }
 }
 
 // The position Newton matrix S = A W B^T (A = G(q_1), B = G(q_0): not
@@ -1001,7 +1037,7 @@ TEST(SparseGramSolver, BandGatheredWithTheRowsAgreesWithTheRowAssembly) {
         const auto weight = [wp](int k) { return wp[k]; };
         SparseRowView::TridiagonalGram<decltype(weight)> k{weight, band};
         Vec yg(m), yr(m);
-        const double ng = gv.assign_multiply_gram(G, token, x.data(), yg.data(), k);
+        const double ng = gv.assign_multiply_gram(G, x.data(), yg.data(), k);
         ASSERT_TRUE(gs.factor_band(k.zero)) << where;
         const double nr = rv.assign_multiply(G, token, x.data(), yr.data());
         ASSERT_TRUE(rs.factor(G, rv, w, token)) << where;
@@ -1019,7 +1055,8 @@ TEST(SparseGramSolver, BandGatheredWithTheRowsAgreesWithTheRowAssembly) {
         const double c = 0.7;
         const auto weight1 = [c](int) { return c; };
         SparseRowView::TridiagonalGram<decltype(weight1)> k1{weight1, gs.tridiagonal_band(G, gv, token)};
-        const double ng1 = gv.assign_multiply_scaled_gram(G, token, x.data(), c, yg.data(), k1);
+        ASSERT_NE(k1.band, nullptr) << where;
+        const double ng1 = gv.assign_multiply_scaled_gram(G, x.data(), c, yg.data(), k1);
         ASSERT_TRUE(gs.factor_band(k1.zero)) << where;
         const double nr1 = rv.assign_multiply_scaled(G, token, x.data(), c, yr.data());
         ASSERT_TRUE(rs.factor(G, rv, Vec::Constant(2 * m, c), token, true)) << where;
@@ -1029,21 +1066,73 @@ TEST(SparseGramSolver, BandGatheredWithTheRowsAgreesWithTheRowAssembly) {
         rs.solve(b, xr);
         EXPECT_TRUE((xg.array() == xr.array()).all()) << where << " (one weight)";
       }
-      // a weight that is not finite: the band is not, and factor_band refuses it
-      const SpMat G = banded_G(m, 1, gen);
-      Vec w = random_vec(2 * m, 0.5, 2.0);
-      w(m) = std::numeric_limits<double>::infinity();
-      gv.prepare(G, token);
-      const double* wp = w.data();
-      const auto weight = [wp](int k) { return wp[k]; };
-      SparseRowView::TridiagonalGram<decltype(weight)> k{weight, gs.tridiagonal_band(G, gv, token)};
-      ASSERT_NE(k.band, nullptr);
-      Vec y(m);
-      gv.assign_multiply_gram(G, token, Vec::Zero(2 * m).eval().data(), y.data(), k);
-      EXPECT_FALSE(gs.factor_band(k.zero)) << where;
-      rv.assign(G, token);
-      EXPECT_FALSE(rs.factor(G, rv, w, token)) << where;
+      // a weight that is not finite: the band is not, and factor_band refuses
+      // it (column m: in a diagonal and an off-diagonal entry; column 2m - 1:
+      // in row m - 1's diagonal entry only)
+      for (const Eigen::Index col : {static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(2 * m - 1)}) {
+        const SpMat G = banded_G(m, 1, gen);
+        Vec w = random_vec(2 * m, 0.5, 2.0);
+        w(col) = std::numeric_limits<double>::infinity();
+        gv.prepare(G, token);
+        const double* wp = w.data();
+        const auto weight = [wp](int k) { return wp[k]; };
+        SparseRowView::TridiagonalGram<decltype(weight)> k{weight, gs.tridiagonal_band(G, gv, token)};
+        ASSERT_NE(k.band, nullptr);
+        Vec y(m);
+        gv.assign_multiply_gram(G, Vec::Zero(2 * m).eval().data(), y.data(), k);
+        EXPECT_FALSE(gs.factor_band(k.zero)) << where << " column " << col;
+        rv.assign(G, token);
+        EXPECT_FALSE(rs.factor(G, rv, w, token)) << where << " column " << col;
+      }
+      // factor_band only right after a band was offered
+      EXPECT_THROW(gs.factor_band(0.0), std::logic_error);
     }
+  // G of random tridiagonal K: rows of 0 to 8 entries, columns private to a
+  // row or shared by two neighbours (0 to 3 of each), in a shuffled order;
+  // the band (and the rows of four taken from the registers when they line
+  // up as a chain's) against the row assembly, bit for bit
+  for (int trial = 0; trial < 300; ++trial) {
+    const int m = 2 + trial % 29;
+    std::vector<std::vector<int>> rows_of;  // each column's rows
+    for (int i = 0; i < m; ++i) {
+      const int own = static_cast<int>(gen() % 4), shared = i + 1 < m ? static_cast<int>(gen() % 4) : 0;
+      for (int c = 0; c < own; ++c) rows_of.push_back({i});
+      for (int c = 0; c < shared || (i == 0 && c == 0); ++c) rows_of.push_back({i, i + 1});
+    }
+    std::vector<int> order(rows_of.size());
+    for (std::size_t c = 0; c < order.size(); ++c) order[c] = static_cast<int>(c);
+    std::shuffle(order.begin(), order.end(), gen);
+    std::vector<Eigen::Triplet<double>> t;
+    for (std::size_t c = 0; c < order.size(); ++c)
+      for (const int r : rows_of[order[c]]) t.emplace_back(r, static_cast<int>(c), (u(gen) < 0.5 ? -1.0 : 1.0) * (0.25 + u(gen)));
+    const int n = static_cast<int>(order.size());
+    SpMat G(m, n);
+    G.setFromTriplets(t.begin(), t.end());
+    G.makeCompressed();
+    const std::string where = "random pattern " + std::to_string(trial);
+    const Vec w = random_vec(n, 0.5, 2.0), x = random_vec(n, -1.0, 1.0), b = random_vec(m, -1.0, 1.0);
+    SparseGramSolver gs, rs;
+    SparseRowView gv, rv;
+    ASSERT_TRUE(gs.factor(G, w, token)) << where;
+    gv.prepare(G, token);
+    double* band = gs.tridiagonal_band(G, gv, token);
+    ASSERT_NE(band, nullptr) << where;
+    const double* wp = w.data();
+    const auto weight = [wp](int k) { return wp[k]; };
+    SparseRowView::TridiagonalGram<decltype(weight)> k{weight, band};
+    Vec yg(m), yr(m), xg(m), xr(m);
+    const double ng = gv.assign_multiply_gram(G, x.data(), yg.data(), k);
+    ASSERT_TRUE(gs.factor_band(k.zero)) << where;
+    const double nr = rv.assign_multiply(G, token, x.data(), yr.data());
+    ASSERT_TRUE(rs.factor(G, rv, w, token)) << where;
+    ASSERT_TRUE(rs.factor(G, rv, w, token)) << where;  // (the second: from the rows)
+    EXPECT_EQ(ng, nr) << where;
+    EXPECT_TRUE((yg.array() == yr.array()).all()) << where;
+    EXPECT_EQ(gs.rank(), rs.rank()) << where;
+    gs.solve(b, xg);
+    rs.solve(b, xr);
+    EXPECT_TRUE((xg.array() == xr.array()).all()) << where << ": " << (xg - xr).norm();
+  }
   // a K of band 2 is not tridiagonal: no band offered (once analysed)
   const SpMat G2 = banded_G(20, 2, gen);
   SparseGramSolver s2;

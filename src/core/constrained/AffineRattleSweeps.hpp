@@ -45,8 +45,9 @@ struct UniformVelocity {
 
 /// The norms a sweep takes on its way (running maxima in registers: one
 /// maxsd per entry, far below the loop's own latency; `zero` sums x * 0 over
-/// the values written, so it is 0 when they are all finite and NaN
-/// otherwise: Finite.hpp).
+/// values written, so it is 0 when they are all finite and NaN otherwise:
+/// Finite.hpp; the position sweeps sum over q_1 only, the apply pass over
+/// p_1 only, see finite_through_q and apply_velocity_multipliers).
 struct SweepNorms {
   double q_in = 0.0;   ///< |q0|_inf (start_positions)
   double p_in = 0.0;   ///< |p0|_inf (start_positions)
@@ -54,7 +55,7 @@ struct SweepNorms {
   double q_out = 0.0;  ///< |q1|_inf written (correct_positions)
   double dp = 0.0;     ///< |G^T delta|_inf (correct_positions)
   double terms = 0.0;  ///< max_j (|G|^T |M|)_j, the size of the terms of G^T M (apply_velocity_multipliers)
-  double zero = 0.0;   ///< 0 iff every value written is finite
+  double zero = 0.0;   ///< 0 iff the values checked are finite (see above)
 };
 
 /// max(a, |x|) (a NaN x is dropped: the sweeps' `zero` reports it).
@@ -87,13 +88,16 @@ inline double column_abs_dot(const int* inner, const double* g, const double* x,
 }
 
 /// finite_through_q: the position sweeps check q_1 alone for finiteness.
-/// They write p_j and q_j = a + h (w_j p_j + b_j) (start) or, with p_j =
-/// x - dp, q_j = a - h (w_j dp) (corrections), a, x, h != 0, w_j and b_j
-/// finite: a p_j (or dp) that is Inf or NaN makes the product with w_j
-/// Inf or NaN (0 * Inf is NaN), the sum with b_j and the product with h
-/// too, so q_j is not finite either.  One check per column instead of two
-/// (the sweeps are bound by their instruction count: at 10^5 links the
-/// checks cost 0.23 of the 1.65 ms of the three position sweeps).
+/// The start writes p_j and q_j = a + h (w_j p_j + b_j) (a, h, w_j, b_j
+/// finite; h may be 0): a p_j that is Inf or NaN makes the product with
+/// w_j Inf or NaN (0 * Inf is NaN), and so the sum with b_j, the product
+/// with h and q_j.  A correction writes p_j = x - dp and q_j = a - h (w_j
+/// dp): a non-finite dp shows in q_j the same way, but p_j may also
+/// overflow from finite x and dp, which q_j does not see: the caller
+/// bounds |x| + |dp| below the largest double (ph_bound in the step), so
+/// that cannot happen.  One check per column instead of two (the sweeps are
+/// bound by their instruction count: at 10^5 links the checks of p cost
+/// 0.15 of the 1.65 ms of the three position sweeps).
 ///
 /// The start of the position Newton: with c = h/2 and u = G0^T L,
 ///   ph = p0 + c F0 - u,  q1 = q0 + h T_p(ph)   (p_{1/2}, q_1 at the guess L),

@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 namespace odepkg {
@@ -109,12 +110,15 @@ class SparseGramSolver {
   /// otherwise (factor() then, as before).
   double* tridiagonal_band(const SpMat& G, const SparseRowView& rows, long pattern = -1) {
     sync_gram(G, pattern);
-    if (!natural_ || b_ != 1 || band_version_ != gram_version_ || !row_pairs(G, rows)) return nullptr;
-    return Kb_.data();
+    band_offered_ = natural_ && b_ == 1 && band_version_ == gram_version_ && row_pairs(G, rows);
+    return band_offered_ ? Kb_.data() : nullptr;
   }
   /// factor() of the band tridiagonal_band handed out, once filled;
-  /// `zero`: 0 iff its entries are finite (else false, as factor()).
+  /// `zero`: 0 iff its entries are finite (else false, as factor()).  Only
+  /// right after a tridiagonal_band that offered the band.
   bool factor_band(double zero) {
+    if (!band_offered_) throw std::logic_error("SparseGramSolver::factor_band without a band offered");
+    band_offered_ = false;
     valid_ = false;
     null_ready_ = false;
     twisted_ = false;
@@ -1020,6 +1024,7 @@ class SparseGramSolver {
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> amd_;
   bool natural_ = false;  ///< K banded: factorized by band_factor in its own order
   int b_ = 0;             ///< its bandwidth
+  bool band_offered_ = false;  ///< tridiagonal_band handed out Kb_ for factor_band
   bool twisted_ = false;  ///< Lb_, Db_, Dinv_ hold twisted_factor's N and D (b = 1, full rank), else L and D of LDL^T
   std::vector<int> band_src_, band_dst_;  ///< K's lower values -> slots of Kb_
   std::vector<int> band_start_, band_a_, band_c_, band_k_;  ///< each slot's products (a, c in G's values, column k)

@@ -65,18 +65,29 @@ class SparseRowView {
     double* band;
     double zero = 0.0;  ///< 0 iff every entry written is finite
   };
-  /// assign_multiply(G, token, x, y) with K's band on the way.
+  /// assign_multiply(G, token, x, y) with K's band on the way, the view
+  /// prepared for G already (prepare(G, token) before tridiagonal_band,
+  /// which checked this structure: not analysed again here).
   template <class Weight>
-  double assign_multiply_gram(const SpMat& G, long token, const double* x, double* y, TridiagonalGram<Weight>& k) {
-    prepare(G, token);
+  double assign_multiply_gram(const SpMat& G, const double* x, double* y, TridiagonalGram<Weight>& k) {
+    require_prepared(G);
     return product(Gathered{G.valuePtr(), perm_.data(), val_.data()}, x, Unscaled{}, y, GramRows<Weight>(this, &k));
   }
-  /// assign_multiply_scaled(G, token, x, w, y) with K's band on the way.
+  /// assign_multiply_scaled(G, token, x, w, y) with K's band on the way
+  /// (the view prepared for G, as above).
   template <class Weight>
-  double assign_multiply_scaled_gram(const SpMat& G, long token, const double* x, double w, double* y,
+  double assign_multiply_scaled_gram(const SpMat& G, const double* x, double w, double* y,
                                      TridiagonalGram<Weight>& k) {
-    prepare(G, token);
+    require_prepared(G);
     return product(Gathered{G.valuePtr(), perm_.data(), val_.data()}, x, Scaled{w}, y, GramRows<Weight>(this, &k));
+  }
+
+  /// The view analysed for a matrix of G's shape and count of nonzeros (the
+  /// _gram assigns trust the caller's prepare for the rest).
+  void require_prepared(const SpMat& G) const {
+    if (!analysed_ || G.rows() != rows_ || G.cols() != cols_ ||
+        G.nonZeros() != static_cast<Eigen::Index>(perm_.size()))
+      throw EigenAssertion("SparseRowView: a _gram assign without prepare() for its G");
   }
 
   /// The structure analysed again if `token` says it may have changed (the
@@ -115,8 +126,8 @@ class SparseRowView {
     double pv2 = 0.0, pv3 = 0.0;
     /// A row of four entries, from the gather's registers: K_ii, and
     /// K_i,i-1 without a merge when the last row's last two columns are
-    /// this row's first two (rows ascending: exactly these two pairs, in
-    /// column order); otherwise row() from the view.
+    /// this row's first two (columns ascending in each row: exactly these
+    /// two pairs, in column order); otherwise row() from the view.
     void row4(Eigen::Index i, int t0, int c0, int c1, int c2, int c3, double v0, double v1, double v2, double v3) {
       if (!(i > 0 && c0 == pc2 && c1 == pc3)) {
         row(i, t0, t0 + 4);
@@ -146,25 +157,17 @@ class SparseRowView {
       for (int t = t0; t < t1; ++t) s += weight(col[t]) * v[t] * v[t];
       band[2 * i] = s;
       double e = 0.0;
-      if (i > 0) {
-        const int tj = start[i - 1];
-        if (t1 - t0 == 4 && t0 - tj == 4 && col[t0] == col[tj + 2] && col[t0 + 1] == col[tj + 3]) {
-          // a chain's: rows of two points each, the middle point shared
-          // (columns ascending: exactly these two pairs, in column order)
-          e += weight(col[t0]) * v[t0] * v[tj + 2];
-          e += weight(col[t0 + 1]) * v[t0 + 1] * v[tj + 3];
-        } else {  // a merge of the two rows' ascending columns
-          int a = t0, b = tj;
-          while (a < t1 && b < t0) {
-            if (col[a] < col[b]) {
-              ++a;
-            } else if (col[b] < col[a]) {
-              ++b;
-            } else {
-              e += weight(col[a]) * v[a] * v[b];
-              ++a;
-              ++b;
-            }
+      if (i > 0) {  // a merge of the two rows' ascending columns
+        int a = t0, b = start[i - 1];
+        while (a < t1 && b < t0) {
+          if (col[a] < col[b]) {
+            ++a;
+          } else if (col[b] < col[a]) {
+            ++b;
+          } else {
+            e += weight(col[a]) * v[a] * v[b];
+            ++a;
+            ++b;
           }
         }
         band[2 * i - 1] = e;

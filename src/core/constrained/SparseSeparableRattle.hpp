@@ -89,6 +89,8 @@ class SparseSeparableRattle : private RattleAcceptance {
   /// Corrections (relative) below which their ratio is round-off, not a
   /// contraction.
   static constexpr double kRateFloor = 1e-12;
+  /// Half the largest double: the bound on |p_{1/2}| of the position Newton.
+  static constexpr double kHalfMax = 0.5 * std::numeric_limits<double>::max();
 
   /// The next step's position Newton takes K_0 (false: S).
   bool simplified_newton() const { return exact_steps_left_ == 0; }
@@ -380,13 +382,13 @@ class SparseSeparableRattle : private RattleAcceptance {
   }
   /// assign_velocity_product with K = G_1 W G_1^T's band formed in the
   /// same gather (SparseRowView::assign_multiply_gram), when K is
-  /// tridiagonal (a chain): the norm into gathered_norm_, `zero` 0 iff the
-  /// band is finite; false (nothing done) for another K.  At 10^5 links
-  /// (phase timer) the gather and factor_K took 0.42 + 0.74 ms with the
-  /// band assembled in a pass of its own, 0.64 + 0.35 ms this way (the
-  /// whole step 12.40 -> 12.17 ms, ABBA pairs).
+  /// tridiagonal (a chain): |G_1|_inf into `norm`, `zero` 0 iff the band is
+  /// finite, for factor_K_band; false (nothing done) for another K.  At
+  /// 10^5 links (phase timer) the gather and factor_K took 0.42 + 0.74 ms
+  /// with the band assembled in a pass of its own, 0.64 + 0.35 ms this way
+  /// (the whole step 12.40 -> 12.17 ms, ABBA pairs).
   template <class V>
-  bool gather_K_band(const V& vel, const double* p, double& zero) {
+  bool gather_K_band(const V& vel, const double* p, double& norm, double& zero) {
     const long token = pattern_token(G1_);
     G1rows_.prepare(G1_, token);
     double* band = K_.tridiagonal_band(G1_, G1rows_, token);
@@ -395,15 +397,21 @@ class SparseSeparableRattle : private RattleAcceptance {
       const double* wp = velocity_.diagonal().data();
       const auto weight = [wp](int k) { return wp[k]; };
       SparseRowView::TridiagonalGram<decltype(weight)> k{weight, band};
-      gathered_norm_ = G1rows_.assign_multiply_gram(G1_, token, vel_.data(), hid_.data(), k);
+      norm = G1rows_.assign_multiply_gram(G1_, vel_.data(), hid_.data(), k);
       zero = k.zero;
     } else {
       const double c = velocity_.diagonal()(0);  // (factor_K's w_constant: w(0) for every k)
       const auto weight = [c](int) { return c; };
       SparseRowView::TridiagonalGram<decltype(weight)> k{weight, band};
-      gathered_norm_ = G1rows_.assign_multiply_scaled_gram(G1_, token, p, vel.w, hid_.data(), k);
+      norm = G1rows_.assign_multiply_scaled_gram(G1_, p, vel.w, hid_.data(), k);
       zero = k.zero;
     }
+    return true;
+  }
+  /// factor_K from the band gather_K_band formed (`zero` its flag).
+  bool factor_K_band(double zero, double t) {
+    if (!K_.factor_band(zero)) return false;
+    note_rank(t);
     return true;
   }
 
@@ -441,6 +449,11 @@ class SparseSeparableRattle : private RattleAcceptance {
     // the scale of p in the corrections' test: |p_{1/2}| at the guess (the
     // corrections change it by round-off, relative)
     const double phn = start.p_out;
+    // a bound on |p_{1/2}|_inf through the corrections (|ph - dp| <= |ph| +
+    // |dp|): below half the largest double no correction can overflow p_{1/2},
+    // which their finiteness check, on q_1 only, would not see
+    // (finite_through_q)
+    double ph_bound = phn;
     long it = 0;
     double prev = std::numeric_limits<double>::infinity(), g_scale = 1.0, rate = 0.0, q1n = 0.0;
     bool ok = false;
@@ -464,7 +477,8 @@ class SparseSeparableRattle : private RattleAcceptance {
       }
       const sweeps::SweepNorms corr = sweeps::correct_positions(G0_, delta_.data(), vel, h, q1, ph);
       const double nd = weight * corr.dp / std::max(1.0, phn);
-      if (!std::isfinite(nd) || !(corr.zero == 0.0)) break;
+      ph_bound += corr.dp;  // (this correction's included: none overflowed if below kHalfMax)
+      if (!std::isfinite(nd) || !(corr.zero == 0.0) || !(ph_bound < kHalfMax)) break;
       const double theta = it > 0 ? nd / prev : 1.0;
       if (it > 0 && nd > kRateFloor) rate = std::max(rate, theta);
       const double eta = theta / (1.0 - theta);
@@ -506,9 +520,9 @@ class SparseSeparableRattle : private RattleAcceptance {
     if (!problem_.constraint_grad_sparse(x2.head(d), G1_, kUnionShaped)) return true;
     // 3. Velocity multipliers, linear for affine T_p: G_1 W G_1^T M = G_1 T_p(p*).
     // (K = G_1 W G_1^T formed in the same gather when it is tridiagonal)
-    double band_zero = 0.0;
-    const bool band = !shake_ && gather_K_band(vel, pstar_.data(), band_zero);
-    const double Gn = band ? gathered_norm_ : assign_velocity_product(vel, pstar_.data());  // G1rows_ <- G1_
+    double Gn = 0.0, band_zero = 0.0;
+    const bool band = !shake_ && gather_K_band(vel, pstar_.data(), Gn, band_zero);
+    if (!band) Gn = assign_velocity_product(vel, pstar_.data());  // G1rows_ <- G1_
     record_residual_norm(st.max_constraint_residual, gn, Gn, q1n);
     double* p1 = to.x.data() + d;
     if (shake_) {
@@ -516,9 +530,8 @@ class SparseSeparableRattle : private RattleAcceptance {
       to.x.head(d) = x2.head(d);
       to.x.tail(d) = pstar_;
     } else {
-      if (band ? !K_.factor_band(band_zero) : !factor_K(G1_, w, from.t, &G1rows_, !V::kStored))
+      if (band ? !factor_K_band(band_zero, from.t) : !factor_K(G1_, w, from.t, &G1rows_, !V::kStored))
         return true;  // (equal masses: w = a 1)
-      if (band) note_rank(from.t);
       K_.solve(hid_, M_);
       sweeps::SweepNorms out = apply_multipliers(vel, M_.data(), pstar_.data(), p1, q1, to.x.data());
       // One step of iterative refinement when the solve left more than
@@ -852,7 +865,6 @@ class SparseSeparableRattle : private RattleAcceptance {
   static constexpr SparsePatternUnion::Target kUnionShaped = SparsePatternUnion::Target::UnionShaped;
   SpMat G0_, G1_, G1e_, last_G0_, Gerr_;
   SparseRowView G1rows_;  ///< G1_ by rows, for G_1 v (step_affine)
-  double gathered_norm_ = 0.0;  ///< |G_1|_inf from gather_K_band
   Vec G0_q_;              ///< the q_0 of G0_ (valid while have_G0_ and not G0_at_last_q1_)
   bool have_G0_ = false;
   bool G0_at_last_q1_ = false;  ///< G0_ is G(shared_.last_q1)
