@@ -443,6 +443,13 @@ TEST(SparseGramSolver, SolvesAndDropsTinyPivots) {
   check_deficient(Gt, true, 11, false);
 }
 
+// n values uniform in [lo, hi) from gen.
+Vec uniform_vec(std::mt19937& gen, int n, double lo, double hi) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Vec v(n);
+  for (int i = 0; i < n; ++i) v(i) = lo + (hi - lo) * u(gen);
+  return v;
+}
 // A tridiagonal K (b = 1) is factorized from both ends (twisted_factor).
 // K = G diag(w) G^T of a random chain-shaped G (row i on columns i and
 // i + 1, |G_ii| in [1, 2], |G_i,i+1| <= 1/2: cond(K) <= 100), against a
@@ -466,11 +473,7 @@ TEST(SparseGramSolver, TwistedTridiagonalFactorization) {
     G.makeCompressed();
     return G;
   };
-  auto random_vec = [&](int n, double lo, double hi) {
-    Vec v(n);
-    for (int i = 0; i < n; ++i) v(i) = lo + (hi - lo) * u(gen);
-    return v;
-  };
+  auto random_vec = [&](int n, double lo, double hi) { return uniform_vec(gen, n, lo, hi); };
   for (const int m : {1, 2, 3, 4, 7, 64, 1001}) {
     const SpMat G = chain_G(m);
     const Vec w = random_vec(m + 1, 0.5, 2.0);
@@ -901,11 +904,7 @@ Mat gram_dense(const SpMat& G, const Vec& w) {
 TEST(SparseGramSolver, RowViewAssemblyAgreesWithColumnAssembly) {
   std::mt19937 gen(17);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  auto random_vec = [&](int n, double lo, double hi) {
-    Vec v(n);
-    for (int i = 0; i < n; ++i) v(i) = lo + (hi - lo) * u(gen);
-    return v;
-  };
+  auto random_vec = [&](int n, double lo, double hi) { return uniform_vec(gen, n, lo, hi); };
   const long token = 5;
   for (const int band : {1, 2})
     for (const int m : {1, 2, 3, 7, 64, 1001}) {
@@ -1013,11 +1012,7 @@ TEST(SparseGramSolver, RowViewAssemblyAgreesWithColumnAssembly) {
 TEST(SparseGramSolver, BandGatheredWithTheRowsAgreesWithTheRowAssembly) {
   std::mt19937 gen(29);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  auto random_vec = [&](int n, double lo, double hi) {
-    Vec v(n);
-    for (int i = 0; i < n; ++i) v(i) = lo + (hi - lo) * u(gen);
-    return v;
-  };
+  auto random_vec = [&](int n, double lo, double hi) { return uniform_vec(gen, n, lo, hi); };
   const long token = 3;
   for (const int m : {2, 3, 8, 65, 1000})
     for (const int zero_row : {-1, 0, m / 2, m - 1}) {
@@ -1028,7 +1023,9 @@ TEST(SparseGramSolver, BandGatheredWithTheRowsAgreesWithTheRowAssembly) {
         const SpMat G = banded_G(m, 1, gen, zero_row);
         const Vec w = random_vec(2 * m, 0.5, 2.0), x = random_vec(2 * m, -1.0, 1.0), b = random_vec(m, -1.0, 1.0);
         // (the first factorization analyses K's structure: the column path)
-        if (rep == 0) ASSERT_TRUE(gs.factor(G, w, token)) << where;
+        if (rep == 0) {
+          ASSERT_TRUE(gs.factor(G, w, token)) << where;
+        }
         // weights per column, the product with x as it is
         gv.prepare(G, token);
         double* band = gs.tridiagonal_band(G, gv, token);
@@ -1050,7 +1047,9 @@ TEST(SparseGramSolver, BandGatheredWithTheRowsAgreesWithTheRowAssembly) {
         gs.solve(b, xg);
         rs.solve(b, xr);
         EXPECT_TRUE((xg.array() == xr.array()).all()) << where << ": " << (xg - xr).norm();
-        if (zero_row < 0) EXPECT_LE((gram_dense(G, w) * xg - b).norm(), 1e-10 * b.norm()) << where;
+        if (zero_row < 0) {
+          EXPECT_LE((gram_dense(G, w) * xg - b).norm(), 1e-10 * b.norm()) << where;
+        }
         // one weight, the product with c x formed on the fly
         const double c = 0.7;
         const auto weight1 = [c](int) { return c; };
