@@ -112,7 +112,8 @@
 ## suits the whole run and long times matter; @qcode{"StepControl"},
 ## @qcode{"reversible"} when the time scale varies along a long run
 ## (eccentric orbits, close encounters): bounded energy error at a fraction
-## of the fixed steps (Kepler e = 0.9, 200 orbits: see README); step doubling
+## of the fixed steps (Kepler e = 0.9, 200 orbits: @file{doc/reversible-steps.md};
+## @code{demo odeSV 2}); step doubling
 ## (the default) for short runs or a requested local accuracy, where the
 ## energy drift does not matter.
 ##

@@ -121,7 +121,7 @@
 ## @end example
 ## The same ensemble on the machines of a cluster (servers started with
 ## @code{pserver}; see @code{help pconnect} for its authentication, and
-## odepkg's README, "Parallel sweeps", for Debian's build without TLS):
+## odepkg's @file{doc/parallel-sweeps.md} for Debian's build without TLS):
 ## @example
 ## conns = pconnect (@{"node1", "node2"@});
 ## reval ("pkg load odepkg", conns);

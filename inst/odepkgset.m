@@ -16,6 +16,14 @@
 ## @var{old} the given options are changed in a copy of it; with two structs,
 ## the non-empty fields of @var{new} override those of @var{old}.
 ##
+## To change an options struct, call @code{odepkgset (@var{old}, @var{name},
+## @var{value}, @dots{})}.  @code{odeset (@var{old}, @dots{})} works too but
+## warns once for every package option in @var{old}, set or empty (33
+## warnings @qcode{"unknown option"} for a struct from @code{odepkgset} in
+## this version): Octave's @code{odeset} knows none of the package's names.  An empty @var{value}
+## clears an option (e.g. @qcode{"TimeStepSize"}, @code{[]} to go from fixed
+## to adaptive steps).
+##
 ## Package options:
 ## @table @asis
 ## @item @qcode{"Explicit"}
@@ -89,7 +97,7 @@
 ## Hairer, McLachlan, Razakarivony, "Achieving Brouwer's law with implicit
 ## Runge-Kutta methods", BIT 48, 2008).  Over millions of fixed steps the
 ## round-off of the plain sums, a random walk, and not the method then
-## limits the energy error (see @file{bench/compensated_summation.m}).
+## limits the energy error (measured over 10^7 steps: @file{doc/high-order.md}).
 ## Default @qcode{"off"}.
 ## @item @qcode{"LieGroup"}, @qcode{"MassMatrix"}
 ## odeRATTLie: the configuration group (a name such as @qcode{"SO3"},
@@ -114,6 +122,7 @@
 ## @example
 ## opts = odepkgset ("TimeStepSize", 0.01, "TimeStepNumber", 1000, "Explicit", "yes");
 ## [t, y] = odeSV (@@(t, x) [x(2); -x(1)], 0, [1; 0], opts);
+## adaptive = odepkgset (opts, "TimeStepSize", [], "TimeStepNumber", [], "RelTol", 1e-8);
 ## @end example
 ## @seealso{odeset, odeSV, odeSE, odeVV}
 ## @end deftypefn
@@ -220,6 +229,35 @@ endfunction
 %! assert ([b.RelTol, b.TimeStepSize, a.TimeStepSize], [1e-4, 0.25, 0.5]);
 %! c = odepkgset (a, odepkgset ("AbsTol", 1e-9));
 %! assert ([c.RelTol, c.AbsTol, c.TimeStepSize], [1e-4, 1e-9, 0.5]);
+%!test
+%! ## odepkgset (o, ...) changes an odepkgset struct without a single warning
+%! ## (odeset (o, ...) warns once per package option in o), keeps every
+%! ## field, and an empty value clears an option
+%! o = odepkgset ("TimeStepSize", 0.1, "TimeStepNumber", 50, "Explicit", "yes");
+%! lastwarn ("");
+%! out = evalc ('o2 = odepkgset (o, "TimeStepSize", [], "TimeStepNumber", [], "RelTol", 1e-8);');
+%! assert (out, "");
+%! assert (lastwarn (), "");
+%! assert (sort (fieldnames (o2)), sort (fieldnames (o)));
+%! assert (isempty (o2.TimeStepSize) && isempty (o2.TimeStepNumber));
+%! assert ([o2.RelTol, o.TimeStepSize], [1e-8, 0.1]);
+%! assert (o2.Explicit, "yes");
+%!test
+%! ## the number of warnings odeset (o, ...) gives for an odepkgset struct,
+%! ## as the help texts state it (odepkgset, odepkg, README): one per package
+%! ## option; update those texts when an option is added
+%! assert (numel (fieldnames (odepkgset ())) - numel (fieldnames (odeset ())), 33);
+%!test
+%! ## a struct that went through odeset (o, ...) comes back unchanged
+%! o = odepkgset ("TimeStepSize", 0.1, "Q_DoFs", 4);
+%! w = warning ("off", "Octave:invalid-input-arg");
+%! unwind_protect
+%!   o1 = odeset (o, "RelTol", 1e-3);
+%! unwind_protect_cleanup
+%!   warning (w);
+%! end_unwind_protect
+%! o2 = odepkgset (o1, "AbsTol", 1e-9);
+%! assert ([o2.TimeStepSize, o2.Q_DoFs, o2.RelTol, o2.AbsTol], [0.1, 4, 1e-3, 1e-9]);
 %!test
 %! ## an odeset struct is accepted as OLD
 %! o = odepkgset (odeset ("RelTol", 1e-5), "Explicit", "no");
