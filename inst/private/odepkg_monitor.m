@@ -32,8 +32,9 @@
 ## after the loop): H and InvariantFcn once per output; with constraints g
 ## once, f 2m + 3 times, ConstraintGradFcn 2m + 3 times for g(q, p) and 3
 ## times for g(q) (central differences of h in the m + 1 directions J Dg'
-## and f).  bench/monitor_cost.m compares it with a bare loop of the same
-## calls.
+## and f).  Measured against a bare loop of the same calls in
+## @file{doc/usage.md} (the script, bench/monitor_cost.m, is in the source
+## tree only).
 ## @end deftypefn
 
 function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = [])

@@ -11,7 +11,7 @@
 ## the compiled integrator: [t0; tf] (every step output) or the requested
 ## output times.
 ##
-## The modes (README, @code{help odepkg}):
+## The modes (@file{doc/usage.md}, @code{help odepkg}):
 ## @itemize
 ## @item scalar t0: @qcode{"TimeStepSize"} h and @qcode{"TimeStepNumber"} N,
 ## N fixed steps;
