@@ -75,6 +75,8 @@ inline octave_scalar_map stats_struct(const Stats& s) {
   m.assign("nfdfcnjacobians", static_cast<double>(s.fd_field_jacobians));
   m.assign("ndecomps", static_cast<double>(s.lu_factorizations));
   m.assign("nrankdeficient", static_cast<double>(s.rank_deficient));
+  m.assign("nnewtonretries", static_cast<double>(s.newton_retries));
+  m.assign("ndistantroots", static_cast<double>(s.distant_roots));
   m.assign("maxconstrresidual", s.max_constraint_residual);
   m.assign("maxhiddenresidual", s.max_hidden_residual);
   m.assign("maxgraderror", s.max_grad_error);

@@ -50,6 +50,9 @@ class MinNormSolver {
     return true;
   }
 
+  /// Pivots below this fraction of the largest count as zero (next compute).
+  void set_threshold(double threshold) { cod_.setThreshold(threshold); }
+
   int rank() const { return rank_; }
   bool rank_deficient() const { return rank_ < n_; }
   double condition_estimate() const { return cond_; }

@@ -23,6 +23,8 @@ struct Stats {
   long fd_field_jacobians = 0; ///< ... of those, differences of f (H's Hessian or blocks of it)
   long lu_factorizations = 0;  ///< LU decompositions
   long rank_deficient = 0;     ///< rank-deficient multiplier systems met
+  long newton_retries = 0;     ///< steps whose constrained solve was retried (globalised Newton, cold starts)
+  long distant_roots = 0;      ///< roots rejected as far from the unconstrained step
   double max_constraint_residual = 0.0;  ///< max |g(q)| over the output
   double max_hidden_residual = 0.0;      ///< max |G(q) H_p| (|{g, H}| for g(q, p)) over the output
   /// Largest estimated error of an entry of a constraint gradient taken by

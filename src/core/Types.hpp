@@ -32,6 +32,7 @@ enum class StepStatus {
   NewtonDiverged,   ///< Newton did not converge within its iteration budget
   NonFinite,        ///< a NaN/Inf appeared in the state or in a callback
   ConstraintsViolated,  ///< Newton settled on a point with g(q_1) != 0 (singular G)
+  DistantRoot,      ///< the constraint equations' only root found is far from the unconstrained step
 };
 
 inline const char* describe(StepStatus s) {
@@ -41,6 +42,9 @@ inline const char* describe(StepStatus s) {
     case StepStatus::NonFinite: return "non-finite value in the state or in a user function";
     case StepStatus::ConstraintsViolated:
       return "the constraints cannot be satisfied: g(q) stays away from 0 (a singular or zero ConstraintGradFcn?)";
+    case StepStatus::DistantRoot:
+      return "the constrained step's equations have no root near the unconstrained step (only a distant one, "
+             "on another branch of the constraint manifold): reduce the step size";
   }
   return "unknown status";
 }

@@ -33,6 +33,7 @@
 #include "Stepper.hpp"
 #include "constrained/BaseMethodFactory.hpp"
 #include "constrained/ConstraintSet.hpp"
+#include "constrained/DampedMultiplierNewton.hpp"
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/FibreMap.hpp"
 #include "constrained/IntegratedFibre.hpp"
@@ -50,6 +51,7 @@ namespace odepkg {
 class GeometricRattle final : public Stepper {
  public:
   static constexpr double rank_tolerance = 1e-12;
+  static constexpr double kLooseRankTolerance = 1.5e-8;  ///< sqrt(eps): the last retry near singular configurations
   static constexpr int kStaticRecheck = 16;
   static constexpr int kMaxDamping = 6;  ///< halvings of a growing SHAKE correction
   static constexpr double kHessianRefreshRate = 0.1;  ///< SHAKE rate above which H's Hessian is retaken
@@ -99,7 +101,16 @@ class GeometricRattle final : public Stepper {
       Hg_.resize(n, n * m);
       Hg_prev_ = Mat::Zero(n, n * m);
     }
+    if (!sparse_) {
+      rwlu_ = Eigen::PartialPivLU<Mat>(nw);
+      Tw_.resize(nw, m);
+    }
     F_.resize(nu);
+    cvec_.resize(n);
+    zfree_.resize(n);
+    Fs_.resize(nu);
+    rs_ = Vec::Ones(nu);
+    cs_ = Vec::Ones(nu);
     du_.resize(nu);
     du_last_ = Vec::Zero(nu);
     r_last_.resize(m);
@@ -342,7 +353,14 @@ class GeometricRattle final : public Stepper {
     }
     if (!cont && !explicit_guess(from.t, *start)) return StepStatus::NonFinite;
     StepStatus st = solve_shake(*start, h, !cont);
-    if (st == StepStatus::NewtonDiverged && cont) {
+    // A root on another branch: from a warm start, solved again from s = 0;
+    // from s = 0, refused (DampedMultiplierNewton::distant)
+    if (st == StepStatus::Success &&
+        distant_shake_root(start->head(d_),
+                           cont ? DampedMultiplierNewton::kDoubtRatio : DampedMultiplierNewton::kRefuseRatio))
+      st = StepStatus::DistantRoot;
+    if ((st == StepStatus::NewtonDiverged || st == StepStatus::DistantRoot) && cont) {
+      ++problem_.stats().newton_retries;
       // The failed solve may have re-taken H's Hessian at the midpoint of a
       // far iterate: back to the model at z_0 (hess_prev_), or the retry
       // works with a wrong Jacobian (it then failed where a fresh stepper
@@ -350,6 +368,26 @@ class GeometricRattle final : public Stepper {
       restore_hessian_model();
       if (!explicit_guess(from.t, *start)) return StepStatus::NonFinite;
       st = solve_shake(*start, h, true);
+      if (st == StepStatus::Success && distant_shake_root(start->head(d_), DampedMultiplierNewton::kRefuseRatio))
+        st = StepStatus::DistantRoot;
+    }
+    if (st == StepStatus::NewtonDiverged && !sparse_) {
+      // Near a singular configuration (G losing rank: a parallelogram
+      // linkage through its collinear positions) the Newton matrix is
+      // nearly singular without being so at rank_tolerance, and its
+      // corrections along the near-null directions diverge: once more from
+      // the explicit guess with pivots below sqrt(eps) of the largest taken
+      // as zero (minimum-norm corrections, Moore-Penrose).
+      ++problem_.stats().newton_retries;
+      restore_hessian_model();
+      if (!explicit_guess(from.t, *start)) return StepStatus::NonFinite;
+      rank_tol_now_ = kLooseRankTolerance;
+      solver_.set_threshold(rank_tol_now_);
+      st = solve_shake(*start, h, true);
+      rank_tol_now_ = rank_tolerance;
+      solver_.set_threshold(rank_tol_now_);
+      if (st == StepStatus::Success && distant_shake_root(start->head(d_), DampedMultiplierNewton::kRefuseRatio))
+        st = StepStatus::DistantRoot;
     }
     if (st != StepStatus::Success) {
       have_inc_ = false;
@@ -404,6 +442,36 @@ class GeometricRattle final : public Stepper {
 
  private:
   static double inf_norm(const ConstVecRef& v) { return v.lpNorm<Eigen::Infinity>(); }
+
+  /// The SHAKE root just found is on another branch
+  /// (DampedMultiplierNewton::distant): the multipliers' displacement of
+  /// q_1, linearised through the base method as c = D s with
+  /// D = (Z_y W - Z_w R_w^{-1} R_y W)_q (s moves y, and w with it through
+  /// R(w, y) = 0), less its linear part c_lin = D s_lin, G_0 (dq + c_lin) =
+  /// 0 (the normal part of dq at q_0), against the free displacement
+  /// dq = q_1 - q_0 - c.  Dense holonomic
+  /// constraints (the sparse path and g(q, p) are not checked).  Counted in
+  /// stats.
+  bool distant_shake_root(const ConstVecRef& q0, double ratio) {
+    if (sparse_ || !g_->holonomic()) return false;
+    RyW_.noalias() = Ry_ * W_;
+    ZyW_.noalias() = Zy_ * W_;
+    rwlu_.compute(Rw_);
+    Tw_.noalias() = rwlu_.solve(RyW_);
+    ZyW_.noalias() -= Zw_ * Tw_;  // D (all of z_1)
+    cvec_.noalias() = ZyW_ * s_;
+    zfree_.head(d_) = z1_.head(d_) - cvec_.head(d_) - q0;  // dq
+    Msig_.noalias() = Dgy_.leftCols(d_) * ZyW_.topRows(d_);  // holonomic: Dgy_ is [G(q_0) 0]
+    if (!small_.compute(Msig_)) return false;
+    r_.noalias() = -Dgy_.leftCols(d_) * zfree_.head(d_);  // q_1 = q_0 + dq + D s_lin on G_0's tangent
+    small_.solve(r_, dsig_);
+    dsig_ -= s_;  // s_lin - s
+    cvec_.noalias() = ZyW_ * dsig_;
+    if (!DampedMultiplierNewton::distant(cvec_.head(d_).norm(), zfree_.head(d_).norm(), inf_norm(q0), ratio))
+      return false;
+    ++problem_.stats().distant_roots;
+    return true;
+  }
 
   /// The H Hessian model at the step's start: every step, or once while it
   /// stays constant (quadratic H), re-checked every kStaticRecheck steps.
@@ -596,7 +664,10 @@ class GeometricRattle final : public Stepper {
           if (sparse_) {
             sparse_->shake_g_defect(du_, F_, dr_);
           } else {
-            dr_.noalias() = JF_.bottomRows(m_) * du_;
+            // JF = D_r^-1 JF_ D_c^-1 (JF_ holds the equilibrated matrix)
+            Fs_ = du_.cwiseQuotient(cs_);
+            dr_.noalias() = JF_.bottomRows(m_) * Fs_;
+            dr_.array() /= rs_.tail(m_).array();
             dr_ -= F_.tail(m_);
           }
           gnorm_ += std::abs(h) * inf_norm(dr_);
@@ -777,9 +848,25 @@ class GeometricRattle final : public Stepper {
     JF_.bottomRows(m_) /= h;
     if (!JF_.allFinite()) return false;
     ++problem_.stats().lu_factorizations;
+    // Equilibrated, D_r JF D_c with rows then columns scaled to unit max
+    // norm: the blocks of JF scale with 1 and 1/h, and an unscaled pivot
+    // ratio fell below the rank tolerance on small steps of a well-posed
+    // system (h = 1e-5: "condition 2.7e12" for cond(G M^-1 G^T) = 7e4).
+    // Rank and condition are judged, and the system solved, in the scaled
+    // variables: du = D_c (D_r JF D_c)^{-1} D_r F.
+    for (int i = 0; i < nu_; ++i) {
+      const double r = JF_.row(i).cwiseAbs().maxCoeff();
+      rs_(i) = r > 0.0 ? 1.0 / r : 1.0;
+    }
+    JF_.array().colwise() *= rs_.array();
+    for (int j = 0; j < nu_; ++j) {
+      const double c = JF_.col(j).cwiseAbs().maxCoeff();
+      cs_(j) = c > 0.0 ? 1.0 / c : 1.0;
+    }
+    JF_.array().rowwise() *= cs_.array().transpose();
     lu_.compute(JF_);
     const auto u = lu_.matrixLU().diagonal().cwiseAbs();
-    min_norm_ = !(u.minCoeff() > rank_tolerance * u.maxCoeff());
+    min_norm_ = !(u.minCoeff() > rank_tol_now_ * u.maxCoeff());
     if (min_norm_) {
       if (!solver_.compute(JF_)) return false;
       note_rank(solver_, t_rank_);
@@ -791,12 +878,16 @@ class GeometricRattle final : public Stepper {
 
   /// du_ = JF^{-1} F_ with the factorization at hand.
   bool solve_correction() {
-    if (sparse_)
+    if (sparse_) {
       sparse_->solve_shake(F_, du_);
-    else if (min_norm_)
-      solver_.solve(F_, du_);
+      return du_.allFinite();
+    }
+    Fs_ = rs_.cwiseProduct(F_);  // the equilibrated system (factor_jacobian)
+    if (min_norm_)
+      solver_.solve(Fs_, du_);
     else
-      du_.noalias() = lu_.solve(F_);
+      du_.noalias() = lu_.solve(Fs_);
+    du_.array() *= cs_.array();
     return du_.allFinite();
   }
 
@@ -873,6 +964,10 @@ class GeometricRattle final : public Stepper {
   Eigen::PartialPivLU<Mat> lu_;
   MinNormSolver solver_, small_;
   Vec F_, du_, w_, anchor_, inc_, s_, sigma_, dsig_;
+  Vec Fs_, rs_, cs_;
+  Vec cvec_, zfree_;  // distant_shake_root
+  Eigen::PartialPivLU<Mat> rwlu_;
+  Mat Tw_;  // the SHAKE system's right-hand side equilibrated, and its row and column scales
   Vec y_, z1_, z_, zs_, f_, dz_, gv_, r_;
   Mat Dg1_, Dgy_, W_, V_, Msig_;
   Vec errA_, errB_, errsig_;  // restrict_error (SHAKE): the two points on M_H
@@ -899,6 +994,7 @@ class GeometricRattle final : public Stepper {
   double rank_t_ = std::numeric_limits<double>::quiet_NaN();
   double t_rank_ = 0.0;
   double cond_max_ = 1.0;
+  double rank_tol_now_ = rank_tolerance;  // of the SHAKE system (kLooseRankTolerance in the last retry)
 };
 
 }  // namespace odepkg

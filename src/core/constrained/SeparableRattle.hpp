@@ -28,6 +28,7 @@
 #include "ConstraintProjection.hpp"
 #include "unconstrained/SeparabilityProbe.hpp"
 #include "Stepper.hpp"
+#include "constrained/DampedMultiplierNewton.hpp"
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/RattleState.hpp"
 
@@ -48,7 +49,8 @@ class SeparableRattle : private RattleAcceptance {
         shake_(shared.shake),
         velocity_(shared.d),
         separability_(shared.d),
-        small_(std::max(shared.m, 1), RattleState::rank_tolerance) {
+        small_(std::max(shared.m, 1), RattleState::rank_tolerance),
+        damped_(shared.d, shared.m, RattleState::rank_tolerance) {
     const int d = d_, m = m_;
     work_.resize(2 * d);
     x2_.resize(2 * d);
@@ -63,6 +65,11 @@ class SeparableRattle : private RattleAcceptance {
     S_.resize(m, m);
     A_.resize(m, m);
     L_ = Vec::Zero(m);
+    Lguess_ = Vec::Zero(m);
+    Lbest_ = Vec::Zero(m);
+    gbest_ = Vec::Zero(m);
+    q1best_ = Vec::Zero(d);
+    Gbest_ = Mat::Zero(m, d);
     Lprev_ = Vec::Zero(m);
     Lprev2_ = Vec::Zero(m);
     Lprev3_ = Vec::Zero(m);
@@ -79,6 +86,7 @@ class SeparableRattle : private RattleAcceptance {
     p1_.resize(d);
     dp_.resize(d);
     vtmp_.resize(d);
+    dfree_.resize(d);
     dq_prev_ = Vec::Zero(d);
   }
 
@@ -96,17 +104,23 @@ class SeparableRattle : private RattleAcceptance {
   }
 
   /// One step: the quadratic-T path when its model is (or becomes) active
-  /// and holds, else the general separable one.
+  /// and holds, else the general separable one; when their fast (chord)
+  /// iterations fail or reach a distant root, the step is solved again by
+  /// the globalised Newton from the warm guess and from L = 0 (the
+  /// unconstrained step), and fails only when neither finds the root near
+  /// the unconstrained step.
   StepStatus step(Point& from, double h, Point& to) {
-    if (velocity_.prepare(problem_, from.t, from.x)) {
-      StepStatus s;
-      if (step_affine(from, h, to, s)) return s;
-    }
-    return step_separable(from, h, to);
+    StepStatus s = StepStatus::NewtonDiverged;
+    bool done = false;
+    if (velocity_.prepare(problem_, from.t, from.x)) done = step_affine(from, h, to, s);
+    if (!done) s = step_separable(from, h, to, false);
+    if (s != StepStatus::NewtonDiverged && s != StepStatus::DistantRoot) return s;
+    ++problem_.stats().newton_retries;
+    return step_separable(from, h, to, true);
   }
 
  private:
-  StepStatus step_separable(Point& from, double h, Point& to) {
+  StepStatus step_separable(Point& from, double h, Point& to, bool globalised) {
     const int d = d_;
     Stats& st = problem_.stats();
     if (!shared_.ensure_force(from, work_)) return StepStatus::NonFinite;
@@ -123,6 +137,14 @@ class SeparableRattle : private RattleAcceptance {
     bool ok = false;
     double theta = 0.0;
     long it = 0;
+    if (globalised) {
+      const StepStatus g = solve_globalised(from, h, s, extrap);
+      if (g != StepStatus::Success) {
+        have_tpp_ = have_last_ = have_guess_ = false;
+        return g;
+      }
+      ok = true;
+    }
     for (int attempt = 0; attempt < 2 && !ok; ++attempt) {
       // fresh: both T_pp and G(q_1) evaluated for this very step
       const bool fresh = attempt == 1 || (!have_tpp_ && !extrap);
@@ -159,6 +181,10 @@ class SeparableRattle : private RattleAcceptance {
           if (!factor_S(from.t)) return StepStatus::NonFinite;
           have_S = true;
         }
+        if (at_roundoff(gv_, G1e_, q1_)) {  // g as small as it can be evaluated
+          ok = true;
+          break;
+        }
         small_.solve(gv_, delta_);
         delta_ /= h;  // L_new = L + (h G_1 T_pp G_0^T)^+ g
         dp_.noalias() = G0_.transpose() * delta_;
@@ -192,6 +218,10 @@ class SeparableRattle : private RattleAcceptance {
     if (!ok) {
       have_tpp_ = have_last_ = have_guess_ = false;
       return StepStatus::NewtonDiverged;
+    }
+    if (!globalised && off_branch(q0, h, DampedMultiplierNewton::kDoubtRatio)) {  // the globalised solve looks again
+      have_tpp_ = have_last_ = have_guess_ = false;
+      return StepStatus::DistantRoot;
     }
     if (it > 1 && theta > opts_.refresh_rate) have_tpp_ = false;  // T_pp looks stale
     if (constraints_violated(inf_norm(gv_), q1_, opts_.tol)) return StepStatus::ConstraintsViolated;
@@ -298,6 +328,7 @@ class SeparableRattle : private RattleAcceptance {
       L_ = 2.0 * Lprev_ - Lprev2_;
     else
       L_ = s * Lprev_;
+    Lguess_ = L_;
   }
 
   /// The separable step for quadratic T (header comment).  Returns false,
@@ -338,11 +369,15 @@ class SeparableRattle : private RattleAcceptance {
         if (!factor_S(from.t)) return true;
         have_S = true;
       }
+      ph_ = pbase_;
+      ph_.noalias() -= G0_.transpose() * L_;
+      if (at_roundoff(gv_, G1e_, q1_)) {  // g as small as it can be evaluated
+        ok = true;
+        break;
+      }
       small_.solve(gv_, delta_);
       delta_ /= h;
       dp_.noalias() = G0_.transpose() * delta_;
-      ph_ = pbase_;
-      ph_.noalias() -= G0_.transpose() * L_;
       const double nd = weight * inf_norm(dp_) / std::max(1.0, inf_norm(ph_));
       if (!std::isfinite(nd)) break;
       L_ += delta_;
@@ -368,6 +403,10 @@ class SeparableRattle : private RattleAcceptance {
     }
     shared_.finish(it);
     if (!ok) return false;
+    if (off_branch(q0, h, DampedMultiplierNewton::kDoubtRatio)) {
+      status = StepStatus::DistantRoot;
+      return true;
+    }
     if (constraints_violated(g_scale * inf_norm(gv_), q1_, opts_.tol)) {  // before any further callback
       status = StepStatus::ConstraintsViolated;
       return true;
@@ -416,6 +455,114 @@ class SeparableRattle : private RattleAcceptance {
     return true;
   }
 
+  /// The globalised position solve (DampedMultiplierNewton) for this step,
+  /// B0_ = T_pp G_0^T with T_pp fresh: from the warm guess, then from L = 0;
+  /// the first root near the unconstrained step is taken.  On success L_,
+  /// ph_, q1_, gv_, G1e_ (G at q_1), Tp_ and q1pred_ (where the force in
+  /// work_ was taken) are those of the step's positions.
+  StepStatus solve_globalised(const Point& from, double h, double s, bool extrap) {
+    const int d = d_;
+    Stats& st = problem_.stats();
+    const double t1 = from.t + h;
+    const auto q0 = from.x.head(d);
+    if (!problem_.field_jacobian_block(from.t, from.x, 0, 1, Tpp_)) return StepStatus::NonFinite;
+    have_tpp_ = true;
+    B0_.noalias() = Tpp_ * G0_.transpose();
+    x2_.head(d) = q0;  // separable: T_p(p) does not depend on the q it is taken at
+    auto eval = [&](const ConstVecRef& L, Vec& q1, Vec& g) {
+      x2_.tail(d) = pbase_;
+      x2_.tail(d).noalias() -= G0_.transpose() * L;
+      if (!problem_.field(t1, x2_, work_)) return false;
+      q1 = q0 + h * work_.head(d);
+      return problem_.constraint(q1, g);
+    };
+    auto grad = [&](const Vec& q1, Mat& G) { return problem_.constraint_grad(q1, G); };
+    auto note = [&](const MinNormSolver& solver) { shared_.note_rank(solver, from.t); };
+    // Both starts are solved and the root with the smaller displacement
+    // h |T_pp G_0^T L| taken: from a warm start Newton may reach another
+    // branch (the sphere at h = 0.25: roots s = 0.49 and 1.75 of the SHAKE
+    // quadratic, the second taken), from L = 0 it follows the branch that
+    // the step continues as h -> 0.
+    bool found = false;
+    double best = std::numeric_limits<double>::infinity();
+    for (int start = 0; start < 2; ++start) {
+      if (start == 0) {
+        guess_L(s, h, extrap);
+        if (inf_norm(L_) == 0.0) continue;  // the same as the cold start
+      } else {
+        L_.setZero();
+      }
+      const auto out = damped_.solve(eval, grad, note, B0_, h, L_, q1_, gv_, G1e_, st);
+      if (out == DampedMultiplierNewton::Outcome::NonFinite) return StepStatus::NonFinite;
+      if (out == DampedMultiplierNewton::Outcome::Failed) continue;
+      dfree_.noalias() = h * (B0_ * L_);
+      const double corr = inf_norm(dfree_);
+      if (found) {
+        if (!(corr < best)) {  // the root kept is nearer (or the same)
+          if (corr > best * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
+          continue;
+        }
+        if (best > corr * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
+      }
+      found = true;
+      best = corr;
+      Lbest_ = L_;
+      q1best_ = q1_;
+      gbest_ = gv_;
+      Gbest_ = G1e_;
+    }
+    if (!found) return StepStatus::NewtonDiverged;
+    L_ = Lbest_;
+    q1_ = q1best_;
+    gv_ = gbest_;
+    G1e_ = Gbest_;
+    if (distant_root(q0, h)) return StepStatus::DistantRoot;
+    ph_ = pbase_;
+    ph_.noalias() -= G0_.transpose() * L_;
+    Tp_ = (q1_ - q0) / h;
+    x2_.head(d) = q0;  // work_ may hold f at the other start's last iterate
+    x2_.tail(d) = ph_;
+    if (!problem_.field(t1, x2_, work_)) return StepStatus::NonFinite;
+    q1pred_ = q0;  // the force in work_ is at q_0: retaken at q_1 unless equal
+    return StepStatus::Success;
+  }
+
+  /// The root L_ (q_1 = q1_) just found is on another branch
+  /// (DampedMultiplierNewton::distant, with `ratio`): dq = q_1 - q_0 + c
+  /// the free displacement, c = h B0 L, and c_lin = h B0 L_lin with
+  /// G_0 (dq - c_lin) = 0 (the normal part of dq at q_0; S_0 = G_0 B0
+  /// factorized in small_, which the velocity stage re-forms).  From a warm
+  /// start a chord iteration can reach such a root (the sphere at h = 0.25:
+  /// roots s = 0.49 and 1.75 of the SHAKE quadratic, the second taken in
+  /// silence); the globalised solve then looks from L = 0 as well.
+  bool off_branch(const ConstVecRef& q0, double h, double ratio) {
+    S_.noalias() = G0_ * B0_;
+    if (!small_.compute(S_)) return true;
+    dfree_.noalias() = h * (B0_ * L_);
+    dfree_ += q1_;
+    dfree_ -= q0;
+    hid_.noalias() = G0_ * dfree_;
+    small_.solve(hid_, delta_);
+    delta_ /= h;
+    delta_ -= L_;  // L_lin - L
+    vtmp_.noalias() = h * (B0_ * delta_);
+    return DampedMultiplierNewton::distant(vtmp_.norm(), dfree_.norm(), inf_norm(q0), ratio);
+  }
+
+  /// |g(q_1)| at the round-off of its evaluation (G ~ G(q_1)).
+  static bool at_roundoff(const Vec& g, const Mat& G, const Vec& q1) {
+    return inf_norm(g) <= DampedMultiplierNewton::residual_floor(
+                              G.size() ? G.cwiseAbs().rowwise().sum().maxCoeff() : 0.0, inf_norm(q1));
+  }
+
+  /// The root L_ of the globalised solve is on another branch (off_branch,
+  /// refusal ratio).  Counted in stats.
+  bool distant_root(const ConstVecRef& q0, double h) {
+    if (!off_branch(q0, h, DampedMultiplierNewton::kRefuseRatio)) return false;
+    ++problem_.stats().distant_roots;
+    return true;
+  }
+
   /// S = G1e T_pp G_0^T, factorized by the minimum-norm solver.
   bool factor_S(double t) {
     S_.noalias() = G1e_ * B0_;
@@ -432,12 +579,15 @@ class SeparableRattle : private RattleAcceptance {
   AffineVelocity velocity_;
   SeparabilityProbe separability_;
   MinNormSolver small_;
+  DampedMultiplierNewton damped_;  // the globalised position solve
   Vec work_, x2_, gv_;
   Mat G0_, G1_;
   Mat Tpp_, B0_, TG1_, G1e_, last_G0_, S_, A_;
   Vec L_, Lprev_, Lprev2_, Lprev3_, M_, delta_, hid_;
+  Vec Lguess_, Lbest_, q1best_, gbest_;  // the warm guess; the globalised solve's best root
+  Mat Gbest_;
   int nL_ = 0;  // length of the chain of equal steps behind Lprev_
-  Vec ph_, pbase_, q1_, q1pred_, Tp_, F1_, pstar_, p1_, dp_, vtmp_, dq_prev_;
+  Vec ph_, pbase_, q1_, q1pred_, Tp_, F1_, pstar_, p1_, dp_, vtmp_, dq_prev_, dfree_;
   bool have_tpp_ = false, have_guess_ = false, have_last_ = false;
   double last_h_ = 0.0;
 };

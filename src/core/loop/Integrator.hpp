@@ -155,7 +155,7 @@ class Integrator {
         if (lands) h_try = remaining;
         const double min_step = time_resolution(cur_->t, target);
         if (!(std::abs(h_try) >= min_step)) {  // also a NaN step
-          char buf[240];
+          char buf[400];
           std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g%s%s",
                         std::abs(h_try), min_step, cur_->t,
                         last_failure_ == StepStatus::Success ? "" : " after: ",
@@ -355,7 +355,7 @@ class Integrator {
   }
 
   IntegrationResult failed(IntegrationResult& r, StepStatus s) {
-    char buf[160];
+    char buf[320];
     std::snprintf(buf, sizeof buf, "%s in the step from t = %.17g", describe(s), cur_->t);
     r.outcome = IntegrationResult::Outcome::Failed;
     r.message = buf;
