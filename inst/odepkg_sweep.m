@@ -269,7 +269,7 @@ function varargout = ensemble_sweep (nout, solver, fcn, tspan, Y0, varargin)
     ## the workers' warnings stayed on the servers
     for k = find (sol.status < 0)
       warning ("odepkg:integrationFailed",
-               "odepkg_sweep: member %d stopped early on its server (t = %.17g): %s",
+               "odepkg_sweep: member %d stopped early on its server (t = %.15g): %s",
                k, last_time (sol, k), sol.messages{k});
     endfor
   endif
