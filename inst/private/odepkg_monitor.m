@@ -2,7 +2,7 @@
 ## SPDX-License-Identifier: GPL-3.0-or-later
 
 ## -*- texinfo -*-
-## @deftypefn {} {@var{mon} =} odepkg_monitor (@var{solver}, @var{o}, @var{fcn}, @var{extra}, @var{t}, @var{y}, @var{mode}, @var{nv}, @var{first})
+## @deftypefn {} {[@var{mon}, @var{calls}] =} odepkg_monitor (@var{solver}, @var{o}, @var{fcn}, @var{extra}, @var{t}, @var{y}, @var{mode}, @var{nv}, @var{first})
 ## Invariant monitoring at the output times (@var{t} column, @var{y} rows),
 ## on only when @qcode{"HamiltonianFcn"} or @qcode{"InvariantFcn"} is given:
 ## nothing here runs, and no function is called, otherwise.
@@ -29,12 +29,14 @@
 ##
 ## Cost: one loop over the output times whose body makes the user calls and
 ## little else (no subfunction call, no handle made per output; the checks
-## after the loop): H and InvariantFcn once per output; with constraints g
-## once, f 2m + 3 times, ConstraintGradFcn 2m + 3 times for g(q, p) and 3
-## times for g(q) (central differences of h in the m + 1 directions J Dg'
-## and f).  Measured against a bare loop of the same calls in
-## @file{doc/usage.md} (the script, bench/monitor_cost.m, is in the source
-## tree only).
+## after the loop): H and InvariantFcn once per output; with @var{mode} set
+## (the driver sets it only for "MonitorMultipliers" "on") g once, f 2m + 3
+## times, ConstraintGradFcn 2m + 3 times for g(q, p) and 3 times for g(q)
+## (central differences of h in the m + 1 directions J Dg' and f).
+## @var{calls} (fields @code{f}, @code{g}, @code{G}, @code{H}, @code{I})
+## counts them, a differenced G as its 2 nx + 1 calls of g, for sol.stats.
+## Measured in @file{bench/README.md} (the script, bench/monitor_cost.m, is
+## in the source tree only).
 ## @end deftypefn
 
 function [mon, calls] = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = [])
