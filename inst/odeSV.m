@@ -278,18 +278,9 @@ endfunction
 %! [~, yi] = odeSV (f, 0, [1; 0], odepkgset (o, "NewtonTol", 1e-14));
 %! assert (sol.y', yi, 1e-11);
 %! assert (sol.stats.nfevals, 1 + 2 + 2 + 2*7 + 2 + (1000 - 7));
-%!test
-%! ## times in messages are printed with %.15g: t = 0.1 + 0.1 + 0.1 reads
-%! ## 0.3, not 0.30000000000000004
-%! warning ("off", "odepkg:integrationFailed", "local");
-%! lastwarn ("");
-%! [t, y] = odeSV (@(t, x) [x(2); -x(1) / (t < 0.35)], [0 1], [1; 0],
-%!                 odepkgset ("TimeStepSize", 0.1, "Explicit", "yes"));
-%! [msg, id] = lastwarn ();
-%! assert (id, "odepkg:integrationFailed");
-%! assert (! isempty (strfind (msg, "stopped at t = 0.3: ")));
-%! assert (! isempty (strfind (msg, "in the step from t = 0.3;")));
-%! assert (t(end), 0.1 + 0.1 + 0.1);
+## times in messages are printed with %.15g: t = 0.1 + 0.1 + 0.1 reads 0.3,
+## not 0.30000000000000004
+%!warning <stopped at t = 0\.3: .* in the step from t = 0\.3;> [t, y] = odeSV (@(t, x) [x(2); -x(1) / (t < 0.35)], [0 1], [1; 0], odepkgset ("TimeStepSize", 0.1, "Explicit", "yes"));
 %!test
 %! ## conflicting step options are refused, naming both (TimeStepNumber was
 %! ## silently dropped for TimeStepSize): with a two-time TSPAN N h must be
