@@ -917,6 +917,7 @@ endfunction
 %! assert (sm.residuals, sh.residuals);
 %! ## the pendulum's closed form, lambda = (|p|^2 - q2) / (2 |q|^2)
 %! assert (sm.lambda, (sum (sm.y(3:4, :) .^ 2) - sm.y(2, :)) ./ (2 * sum (sm.y(1:2, :) .^ 2)), 1e-9);
+%!error <option "MonitorMultipliers" is for constrained runs> odeRATTLie (@(t, y) [0; 0], [0 1], [0; 0; 1; 0], odepkgset ("LieGroup", "Rn", "MonitorMultipliers", "on"))
 %!error <option "MonitorMultipliers" is not used by odeSV> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("MonitorMultipliers", "on"))
 %!error <option "MonitorMultipliers" must be "on"/"yes" or "off"/"no"> odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "MonitorMultipliers", "maybe"))
 

@@ -43,4 +43,5 @@ f = @@(t, x) [x(2); -x(1)];   # harmonic oscillator\n\
 %! assert (x2, x2b, 1e-15);
 %!error <X must be a real vector> velocity_verlet (f, 0, "ab", 0.1)
 %!error <T must be a finite real scalar> velocity_verlet (f, NaN, [1; 0], 0.1)
+%!error <must return a real column vector \[v; a\]> velocity_verlet (@(t, x) 1, 0, [1; 0], 0.1)
 */

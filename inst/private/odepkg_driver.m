@@ -93,7 +93,11 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   monitor = ! isempty (o.HamiltonianFcn) || ! isempty (o.InvariantFcn);
   ## MonitorMultipliers "on" (constrained solvers): residuals and
   ## multipliers at the output times, computed after the run
-  multipliers = strcmp (o.MonitorMultipliers, "on") && ! isempty (o.ConstraintFcn);
+  multipliers = strcmp (o.MonitorMultipliers, "on");
+  if (multipliers && isempty (o.ConstraintFcn))
+    error ("odepkg:invalidOption",
+           '%s: option "MonitorMultipliers" is for constrained runs: give ConstraintFcn, or drop it', solver);
+  endif
   monitor_t0 = [];
   monitor_calls = struct ("f", 0, "g", 0, "G", 0, "H", 0, "I", 0);
   if (monitor)
@@ -222,12 +226,10 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
 
   mon = [];
   if ((monitor || multipliers) && (nout == 1 || strcmpi (o.Stats, "on")))
-    mode = "";
-    if (! multipliers)
-      mode = "";                           # the invariants alone: their calls only
-    elseif (lie)
+    mode = "";                             # the invariants alone: their calls only
+    if (multipliers && lie)
       mode = "lie";
-    elseif (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})))
+    elseif (multipliers)                   # odeRATTLE, odeSHAKE
       mode = o.ConstraintVariables;
     endif
     try

@@ -255,7 +255,8 @@ struct UserFunctions {
 class OctaveProblem {
  public:
   OctaveProblem(const UserFunctions& u, int d, const octave_value_list& extra, const std::string& who)
-      : field_shape_(who == "odeVV" ? "column vector [v; a]" : "column vector [dH/dp; -dH/dq]"),
+      : field_shape_(who == "odeVV" || who == "velocity_verlet" ? "column vector [v; a]"
+                                                                : "column vector [dH/dp; -dH/dq]"),
         f_(u.f, extra, who, "the ODE function F", true),
         hess_(u.hessian, extra, who, "HamiltonianHessFcn", true),
         g_(u.g, extra, who, "ConstraintFcn", false),
