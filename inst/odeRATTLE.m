@@ -211,8 +211,9 @@
 ## differences of G H_p: 2m + 3 calls of f and 3 of G per output time,
 ## added to @code{sol.stats.nfevals} and @code{nconstrgradevals}).  They are
 ## the multipliers of the exact flow at the returned states, not RATTLE's
-## per-step multipliers of the discrete scheme (which differ from them by
-## O(h^2)); the velocity multipliers mu of the scheme are not returned.
+## per-step multipliers of the discrete scheme (which approximate them only
+## to the method's accuracy); the scheme's velocity multipliers mu are not
+## returned.
 ##
 ## @var{opts} is a struct from @code{odepkgset} (or @code{odeset}).  Extra
 ## arguments @var{par1}, @dots{} are passed to every user function.  The
