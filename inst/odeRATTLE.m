@@ -855,7 +855,7 @@ endfunction
 %!function r = counted (name, varargin)
 %!  ## pendulum functions that count their calls; counted (name) returns the
 %!  ## count and resets it
-%!  persistent n = struct ("H", 0, "I", 0, "f", 0, "G", 0, "s", 0);
+%!  persistent n = struct ("H", 0, "I", 0, "f", 0, "G", 0, "s", 0, "g", 0);
 %!  if (nargin == 1)
 %!    r = n.(name);
 %!    n.(name) = 0;
@@ -871,6 +871,8 @@ endfunction
 %!      x = varargin{2};  r = [x(3:4); 0; -1];
 %!    case "G"
 %!      r = 2 * varargin{1}';
+%!    case "g"
+%!      r = varargin{1}' * varargin{1} - 1;
 %!    case "s"                            # the sphere, H = |p|^2/2 - 5 q3
 %!      x = varargin{2};  r = [x(4:6); 0; 0; 5];
 %!  endswitch
@@ -918,6 +920,17 @@ endfunction
 %! assert (sm.residuals, sh.residuals);
 %! ## the pendulum's closed form, lambda = (|p|^2 - q2) / (2 |q|^2)
 %! assert (sm.lambda, (sum (sm.y(3:4, :) .^ 2) - sm.y(2, :)) ./ (2 * sum (sm.y(1:2, :) .^ 2)), 1e-9);
+%! ## no ConstraintGradFcn: the monitor's G by central differences, 2d + 1
+%! ## = 5 calls of g each: per output g 1 + 3 x 5 = 16 times, counted
+%! ofd = odepkgset (base, "ConstraintFcn", @(q) counted ("g", q), "ConstraintGradFcn", []);
+%! counted ("g");
+%! s1 = odeRATTLE (f, 0, [1; 0; 0; 0], ofd);
+%! g1 = counted ("g");
+%! s2 = odeRATTLE (f, 0, [1; 0; 0; 0], odepkgset (ofd, "MonitorMultipliers", "on"));
+%! g2 = counted ("g");
+%! assert ([s1.stats.nconstrevals, s2.stats.nconstrevals], [g1, g2]);
+%! assert (g2 - g1, 16 * N);
+%! assert (s2.stats.nconstrgradevals, 0);
 %!error <option "MonitorMultipliers" is for constrained runs> odeRATTLie (@(t, y) [0; 0], [0 1], [0; 0; 1; 0], odepkgset ("LieGroup", "Rn", "MonitorMultipliers", "on"))
 %!error <option "MonitorMultipliers" is not used by odeSV> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("MonitorMultipliers", "on"))
 %!error <option "MonitorMultipliers" must be "on"/"yes" or "off"/"no"> odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "MonitorMultipliers", "maybe"))
