@@ -82,7 +82,7 @@
 ## system; without it both are one solution (a rank-revealing sparse QR
 ## where the sparse LU meets a tiny pivot): the constraint forces, and so
 ## the trajectory, are the same.  With
-## @qcode{"HamiltonianFcn"} or @qcode{"InvariantFcn"}, @code{sol.residuals}
+## @qcode{"MonitorMultipliers"}, @qcode{"on"}, @code{sol.residuals}
 ## come from sparse products and no @code{sol.lambda} is computed (it would
 ## take 2m calls of f per output).  A planar chain of 1000 unit links pinned at the
 ## origin, q = [x_1; y_1; x_2; y_2; @dots{}], released horizontally:
@@ -171,7 +171,12 @@
 ## whatever the dimension); a mismatch is the error
 ## @code{odepkg:derivativeCheck} naming the function, the relative discrepancy
 ## and the accuracy of the check.  @qcode{"DerivativeCheck"}, @qcode{"off"}
-## skips it.  Without @qcode{"ConstraintGradFcn"} the gradient is taken by
+## skips it.  The check is made on every call, not cached per problem: a
+## function handle may close over other data, or a named function change on
+## disk, between two calls with the same handles, so no key short of the
+## functions' values is sound; at O(1) calls (8 of g and 1 of G for
+## ConstraintGradFcn) it costs less than looking such a key up would.  Its
+## calls are counted in @code{sol.stats}.  Without @qcode{"ConstraintGradFcn"} the gradient is taken by
 ## central differences (2d calls of g, error about 1e-10 relative);
 ## @code{sol.stats.maxgraderror} is their estimated largest error, and
 ## @code{maxhiddenresidual} then includes what |G(q) H_p| may be off by
@@ -192,6 +197,23 @@
 ## @item scalar @var{tspan} = t0 with @qcode{"TimeStepSize"} h and
 ## @qcode{"TimeStepNumber"} N: N fixed steps, every one output.
 ## @end itemize
+##
+## @strong{Monitoring and multipliers.}  @qcode{"HamiltonianFcn"} (and
+## @qcode{"InvariantFcn"}) give @code{sol.invariants}, at the cost of their
+## own calls, one per output time (@code{sol.stats.nhamiltonianevals},
+## @code{ninvariantevals}).  The multipliers lambda of
+## q' = H_p, p' = -H_q - G(q)' lambda at the output times
+## (@code{sol.lambda}, m-by-N) and the residuals |g| and |G H_p|
+## (@code{sol.residuals}) are computed when asked for, with
+## @qcode{"MonitorMultipliers"}, @qcode{"on"}, with or without
+## @qcode{"HamiltonianFcn"}: after the run, in one vectorised pass over the
+## output points, from the index-1 condition d/dt (G H_p) = 0 (central
+## differences of G H_p: 2m + 3 calls of f and 3 of G per output time,
+## added to @code{sol.stats.nfevals} and @code{nconstrgradevals}).  They are
+## the multipliers of the exact flow at the returned states, not RATTLE's
+## per-step multipliers of the discrete scheme (which approximate them only
+## to the method's accuracy); the scheme's velocity multipliers mu are not
+## returned.
 ##
 ## @var{opts} is a struct from @code{odepkgset} (or @code{odeset}).  Extra
 ## arguments @var{par1}, @dots{} are passed to every user function.  The
@@ -809,7 +831,7 @@ endfunction
 %! lam = @(y) (sum (y(3:4, :) .^ 2) - y(2, :)) ./ (2 * sum (y(1:2, :) .^ 2));
 %! o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q', "ConstraintsNb", 1,
 %!                "Explicit", "yes", "TimeStepSize", 0.01, "TimeStepNumber", 500,
-%!                "HamiltonianFcn", @(t, x) (x(3:4)'*x(3:4)) / 2 + x(2));
+%!                "HamiltonianFcn", @(t, x) (x(3:4)'*x(3:4)) / 2 + x(2), "MonitorMultipliers", "on");
 %! s = odeRATTLE (f, 0, [1; 0; 0; 0], o);
 %! assert (s.lambda, lam (s.y), 1e-9);
 %! assert (s.lambda(1), 0, 1e-9);                       # consistent at t0
@@ -833,7 +855,7 @@ endfunction
 %!function r = counted (name, varargin)
 %!  ## pendulum functions that count their calls; counted (name) returns the
 %!  ## count and resets it
-%!  persistent n = struct ("H", 0, "I", 0, "f", 0, "G", 0);
+%!  persistent n = struct ("H", 0, "I", 0, "f", 0, "G", 0, "s", 0, "g", 0);
 %!  if (nargin == 1)
 %!    r = n.(name);
 %!    n.(name) = 0;
@@ -849,28 +871,106 @@ endfunction
 %!      x = varargin{2};  r = [x(3:4); 0; -1];
 %!    case "G"
 %!      r = 2 * varargin{1}';
+%!    case "g"
+%!      r = varargin{1}' * varargin{1} - 1;
+%!    case "s"                            # the sphere, H = |p|^2/2 - 5 q3
+%!      x = varargin{2};  r = [x(4:6); 0; 0; 5];
 %!  endswitch
 %!endfunction
 %!test
 %! ## Monitoring's calls, counted: H and InvariantFcn exactly once per output
-%! ## (t0's value, checked before the run, is reused), and for g(q) with m = 1
-%! ## f 2m + 3 = 5 and G 3 times per output; the run itself is unchanged
+%! ## (t0's value, checked before the run, is reused) and nothing else: f
+%! ## and G as often as without monitoring; the run itself is unchanged
 %! base = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) counted ("G", q),
 %!                   "ConstraintsNb", 1, "Explicit", "yes", "TimeStepSize", 0.01, "TimeStepNumber", 300);
 %! f = @(t, x) counted ("f", t, x);
 %! counted ("f");  counted ("G");
 %! s0 = odeRATTLE (f, 0, [1; 0; 0; 0], base);
 %! f0 = counted ("f");  G0 = counted ("G");
+%! assert ([s0.stats.nfevals, s0.stats.nconstrgradevals], [f0, G0]);
+%! assert ([s0.stats.nhamiltonianevals, s0.stats.ninvariantevals], [0, 0]);
+%! assert (! isfield (s0, "lambda") && ! isfield (s0, "residuals") && ! isfield (s0, "invariants"));
 %! s = odeRATTLE (f, 0, [1; 0; 0; 0], odepkgset (base, "HamiltonianFcn", @(t, x) counted ("H", t, x),
 %!                                                "InvariantFcn", @(t, x) counted ("I", t, x)));
 %! N = numel (s.x);
 %! assert (N, 301);
 %! assert (counted ("H"), N);
 %! assert (counted ("I"), N);
-%! assert (counted ("f") - f0, 5 * N);
-%! assert (counted ("G") - G0, 3 * N);
+%! assert (counted ("f"), f0);
+%! assert (counted ("G"), G0);
+%! assert ([s.stats.nhamiltonianevals, s.stats.ninvariantevals], [N, N]);
+%! assert (s.stats.nfevals, f0);
+%! assert (! isfield (s, "lambda") && ! isfield (s, "residuals"));
 %! assert ([s.x; s.y], [s0.x; s0.y], 0);
 %! assert (s.invariants.values(2:3, :), [sum(s.y(1:2, :) .^ 2); s.y(1, :)], 0);
+%! ## MonitorMultipliers "on": for g(q) with m = 1, f 2m + 3 = 5 and G 3
+%! ## times per output more, and sol.stats counts them
+%! sm = odeRATTLE (f, 0, [1; 0; 0; 0], odepkgset (base, "MonitorMultipliers", "on"));
+%! assert (counted ("f") - f0, 5 * N);
+%! assert (counted ("G") - G0, 3 * N);
+%! assert (sm.stats.nfevals, f0 + 5 * N);
+%! assert (sm.stats.nconstrgradevals, G0 + 3 * N);
+%! assert ([sm.x; sm.y], [s0.x; s0.y], 0);
+%! assert (! isfield (sm, "invariants"));
+%! ## ... and sol.lambda without monitoring equals the monitored one
+%! sh = odeRATTLE (f, 0, [1; 0; 0; 0], odepkgset (base, "MonitorMultipliers", "on",
+%!                                                 "HamiltonianFcn", @(t, x) counted ("H", t, x)));
+%! assert (counted ("H"), N);
+%! assert (sm.lambda, sh.lambda, 0);
+%! assert (sm.residuals, sh.residuals);
+%! ## the pendulum's closed form, lambda = (|p|^2 - q2) / (2 |q|^2)
+%! assert (sm.lambda, (sum (sm.y(3:4, :) .^ 2) - sm.y(2, :)) ./ (2 * sum (sm.y(1:2, :) .^ 2)), 1e-9);
+%! ## no ConstraintGradFcn: the monitor's G by central differences, 2d + 1
+%! ## = 5 calls of g each: per output g 1 + 3 x 5 = 16 times, counted
+%! ofd = odepkgset (base, "ConstraintFcn", @(q) counted ("g", q), "ConstraintGradFcn", []);
+%! counted ("g");
+%! s1 = odeRATTLE (f, 0, [1; 0; 0; 0], ofd);
+%! g1 = counted ("g");
+%! s2 = odeRATTLE (f, 0, [1; 0; 0; 0], odepkgset (ofd, "MonitorMultipliers", "on"));
+%! g2 = counted ("g");
+%! assert ([s1.stats.nconstrevals, s2.stats.nconstrevals], [g1, g2]);
+%! assert (g2 - g1, 16 * N);
+%! assert (s2.stats.nconstrgradevals, 0);
+%!error <option "MonitorMultipliers" is for constrained runs> odeRATTLie (@(t, y) [0; 0], [0 1], [0; 0; 1; 0], odepkgset ("LieGroup", "Rn", "MonitorMultipliers", "on"))
+%!error <option "MonitorMultipliers" is not used by odeSV> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("MonitorMultipliers", "on"))
+%!error <option "MonitorMultipliers" must be "on"/"yes" or "off"/"no"> odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "MonitorMultipliers", "maybe"))
+
+%!test
+%! ## The overhead of a short run, in calls (issue 40): a 10-step call on
+%! ## the unit sphere (H = |p|^2/2 - 5 q3, Explicit, h = 0.1) makes at most
+%! ## N (calls per step of a long run) + a constant.  Per step (measured
+%! ## by the difference of two long runs): 1 call of f, 1 of G and about
+%! ## 9 of g.  The constant, once per call: the derivative check of
+%! ## ConstraintGradFcn (8 of g, 1 of G), the initial consistency check
+%! ## (g, G and f once each), f at t0, the separability probe (2 of f), T_pp
+%! ## by differences (d = 3 of f): 7 of f; then the first 3 steps' Newton on
+%! ## the position multipliers, f at every iteration (about 8 per step)
+%! ## until the quadratic kinetic energy is learned before the 4th step,
+%! ## and learning it (d + 1 = 4 of f): 7 + 3 (8 - 1) + 4 = 32 + a few
+%! ## iterations of slack.  (Before issue 40 the model was learned after 8
+%! ## steps: 92 calls of f for these 10 steps, now 43.)
+%! f = @(t, y) counted ("s", t, y);
+%! o = odepkgset ("Explicit", "yes", "TimeStepSize", 0.1, "ConstraintsNb", 1,
+%!                "ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) counted ("G", q));
+%! runs = [10, 200, 400];
+%! c = zeros (numel (runs), 3);
+%! for k = 1:numel (runs)
+%!   counted ("s");  counted ("G");
+%!   s = odeRATTLE (f, [0, runs(k) / 10], [1; 0; 0; 0; 1; 0], o);
+%!   c(k, :) = [counted("s"), s.stats.nconstrevals, counted("G")];
+%!   assert ([s.stats.nfevals, s.stats.nconstrgradevals], c(k, [1 3]));
+%!   assert (s.stats.nsteps, runs(k));
+%! endfor
+%! per_step = (c(3, :) - c(2, :)) / 200;
+%! assert (per_step(1), 1);
+%! assert (per_step(3), 1);
+%! assert (per_step(2) < 10);
+%! ## the 10-step call: f at most 10 + 36; G 10 + 4 (the derivative check
+%! ## and the consistency check 1 each, and the first step's G at q0 and
+%! ## q1, with no earlier step to extrapolate G(q1) from); g 10 per_step + 14
+%! assert (c(1, 1) <= 10 * per_step(1) + 36);
+%! assert (c(1, 3) <= 10 * per_step(3) + 4);
+%! assert (c(1, 2) <= 10 * per_step(2) + 14);
 
 %!test
 %! ## deval for g(q, p) ("qp"): interpolated states projected onto M and M_H
@@ -1176,7 +1276,7 @@ endfunction
 %! ## output, no multipliers (they would take 2m calls of f per output)
 %! n = 300;
 %! o = chain_opts (n, [], "TimeStepSize", 0.01, "TimeStepNumber", 50,
-%!                 "HamiltonianFcn", @(t, y) chain_energy (y.'));
+%!                 "HamiltonianFcn", @(t, y) chain_energy (y.'), "MonitorMultipliers", "on");
 %! sol = odeRATTLE (@chain_f, 0, chain_horizontal (n), o);
 %! assert (! isfield (sol, "lambda"));
 %! Y = sol.y.';  d = 2 * n;

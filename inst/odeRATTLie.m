@@ -809,7 +809,8 @@ endfunction
 %! ## sol.lambda from the compiled index-1 solve, H's deviation as computed
 %! ## from the output.
 %! H = @(t, y) (y(3:4)'*y(3:4)) / 2 + gp' * y(1:2);
-%! s = odeRATTLie (@(t, y) gp, 0, y0p, odepkgset (pend, "LieGroup", "Rn", "HamiltonianFcn", H));
+%! s = odeRATTLie (@(t, y) gp, 0, y0p, odepkgset (pend, "LieGroup", "Rn", "HamiltonianFcn", H,
+%!                                                "MonitorMultipliers", "on"));
 %! assert (columns (s.residuals.constraint), numel (s.x));
 %! assert (max (s.residuals.constraint) < 1e-14 && max (s.residuals.hidden) < 1e-13);
 %! Hu = sum (s.y(3:4, :) .^ 2) / 2 + gp' * s.y(1:2, :);

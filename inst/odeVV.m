@@ -250,6 +250,25 @@ endfunction
 %!error <at most five outputs> [a, b, c, d, e, f] = odeVV (@(t, x) [x(2); -x(1)], [0 1], [1; 0]);
 %!error <Invalid call> odeVV (1)
 %!error <TSPAN must be strictly increasing> odeVV (@(t, x) x, [0 0], [1; 0])
+## odeVV's messages name its own state, [x; v], and f's value, [v; a]
+%!error <must return a real column vector \[v; a\]> odeVV (@(t, x) 1, [0 1], [1; 0])
+%!error <one column \[v; a\] per state> odeVV (@(t, x) 1, [0 1], [1 2; 0 0])
+%!error <Y0 must have even length, \[x0; v0\]> odeVV (@(t, x) x, [0 1], [1; 0; 0])
+%!error <Y0 must be a real vector \[x0; v0\]> odeVV (@(t, x) x, [0 1], [1; 1i])
+%!error <must have an even number of rows, \[x0; v0\] per column> odeVV (@(t, x) x, [0 1], ones (3, 2))
+%!error <Y0 must be a real 2d-by-K matrix, \[x0; v0\] per column> __odepkg_ensemble__ ("velocity_verlet", @(t, x) x, [0 1], ones (3, 2), struct (), {}, "odeVV")
+%!error <column vector \[dH/dp; -dH/dq\]> odeSV (@(t, x) 1, [0 1], [1; 0])
+## an f that fails inside itself in ensemble mode: the message says that f
+## got all members as columns, and keeps f's own message
+%!error id=odepkg:ensembleFcnFailed odeVV (@(t, x) [x(2, :); -x(1, :)'], [0 1], [1 2 3; 0 0 0])
+%!test
+%! try
+%!   odeVV (@(t, x) [x(2, :); -x(1, :)'], [0 1], [1 2 3; 0 0 0]);
+%! catch err
+%!   msg = err.message;
+%! end_try_catch
+%! assert (! isempty (strfind (msg, "called with all 3 members at once, one state per column (a 2x3 matrix")));
+%! assert (! isempty (strfind (msg, "vertical dimensions mismatch (1x3 vs 3x1)")));
 
 %!test
 %! ## an ensemble (Y0 with K columns, f vectorised) equals its members'

@@ -145,9 +145,12 @@
 ## @strong{Monitoring} (off by default, no extra call when off):
 ## @qcode{"HamiltonianFcn"} H(t, y) and @qcode{"InvariantFcn"} (a vector of
 ## first integrals) give @code{sol.invariants} (@code{names}, @code{values} at
-## the output times, largest @code{deviation} from t0); constrained solvers
-## then add @code{sol.residuals} (|g| and |Dg f| per output time) and the
-## multipliers @code{sol.lambda}.
+## the output times, largest @code{deviation} from t0), at the cost of their
+## own calls.  Constrained solvers add @code{sol.residuals} (|g| and |Dg f|
+## per output time) and the multipliers @code{sol.lambda} with
+## @qcode{"MonitorMultipliers"}, @qcode{"on"} (with or without
+## @qcode{"HamiltonianFcn"}; 2m + 3 calls of f per output, counted in
+## @code{sol.stats}; odeRATTLie returns @code{sol.lambda} always).
 ##
 ## @strong{Options} come from @code{odepkgset} (or @code{odeset}).  Every
 ## option is honoured or refused: one a solver does not use is an
@@ -159,7 +162,7 @@
 ## @strong{Modifying options.}  Change a struct from @code{odepkgset} with
 ## @code{odepkgset (@var{opts}, @var{name}, @var{value}, @dots{})}, not with
 ## @code{odeset (@var{opts}, @dots{})}: Octave's @code{odeset} warns once for
-## every package option in the struct (33 warnings for a struct from
+## every package option in the struct (34 warnings for a struct from
 ## @code{odepkgset} in this version).  An empty value clears an option.
 ##
 ## @strong{Documentation.}  The package's @file{doc} folder has one page per

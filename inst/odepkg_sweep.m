@@ -53,8 +53,9 @@
 ## @qcode{"local"} or @qcode{"remote"}).  @qcode{"Stats"}, @qcode{"on"}
 ## prints these sums here.  Options that would run in the workers and
 ## cannot be joined are refused: @qcode{"OutputFcn"}, @qcode{"Progress"},
-## @qcode{"HamiltonianFcn"} and @qcode{"InvariantFcn"} (compute the
-## invariants from the joined @var{y}).  Extra solver parameters after
+## @qcode{"HamiltonianFcn"}, @qcode{"InvariantFcn"} and
+## @qcode{"MonitorMultipliers"} (compute the invariants from the joined
+## @var{y}).  Extra solver parameters after
 ## @var{opts} are not taken: give them as @qcode{"MemberParameters"}
 ## (below), or capture them in @var{fcn}.
 ##
@@ -269,7 +270,7 @@ function varargout = ensemble_sweep (nout, solver, fcn, tspan, Y0, varargin)
     ## the workers' warnings stayed on the servers
     for k = find (sol.status < 0)
       warning ("odepkg:integrationFailed",
-               "odepkg_sweep: member %d stopped early on its server (t = %.17g): %s",
+               "odepkg_sweep: member %d stopped early on its server (t = %.15g): %s",
                k, last_time (sol, k), sol.messages{k});
     endfor
   endif
@@ -707,8 +708,9 @@ endfunction
 
 ## options whose effect happens in the workers and cannot be joined
 function refuse_worker_options (opts)
-  for name = {"OutputFcn", "HamiltonianFcn", "InvariantFcn"}
-    if (! isempty (opt_value (opts, name{1})))
+  for name = {"OutputFcn", "HamiltonianFcn", "InvariantFcn", "MonitorMultipliers"}
+    v = opt_value (opts, name{1});
+    if (! isempty (v) && ! (ischar (v) && any (strcmpi (v, {"off", "no"}))))
       error ("odepkg:invalidOption",
              'odepkg_sweep: option "%s" is not taken by a sweep (it would run in the workers); %s',
              name{1}, ifelse_text (strcmp (name{1}, "OutputFcn"),

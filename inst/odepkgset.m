@@ -106,8 +106,13 @@
 ## @item @qcode{"HamiltonianFcn"}, @qcode{"InvariantFcn"}
 ## Monitoring, off by default: @code{H = fcn (@var{t}, y)} and a vector of
 ## first integrals @code{I = fcn (@var{t}, y)}, evaluated at the output
-## times only: @code{sol.invariants} (values and largest deviation), and for
-## constrained solvers @code{sol.residuals} and @code{sol.lambda}.
+## times only, at the cost of their own calls: @code{sol.invariants}
+## (values and largest deviation).
+## @item @qcode{"MonitorMultipliers"}
+## Constrained solvers: @qcode{"on"} adds @code{sol.lambda} (the multipliers
+## at the output times) and @code{sol.residuals} (|g| and |Dg f|), computed
+## after the run (2m + 3 calls of f per output, counted in @code{sol.stats});
+## default @qcode{"off"}.
 ## @item @qcode{"InitialProjection"}
 ## What to do when the initial data violate the constraints:
 ## @qcode{"warn"} (project and warn, default) or @qcode{"error"}.
@@ -246,7 +251,7 @@ endfunction
 %! ## the number of warnings odeset (o, ...) gives for an odepkgset struct,
 %! ## as the help texts state it (odepkgset, odepkg, README): one per package
 %! ## option; update those texts when an option is added
-%! assert (numel (fieldnames (odepkgset ())) - numel (fieldnames (odeset ())), 33);
+%! assert (numel (fieldnames (odepkgset ())) - numel (fieldnames (odeset ())), 34);
 %!test
 %! ## a struct that went through odeset (o, ...) comes back unchanged
 %! o = odepkgset ("TimeStepSize", 0.1, "Q_DoFs", 4);

@@ -149,7 +149,8 @@ Called by the odepkg solvers when Y0 has several columns.\n\
     const Vec times = read_times (args(2), who);
     if (! args(3).isnumeric () || ! args(3).isreal () || args(3).ndims () != 2 || args(3).isempty ()
         || args(3).rows () % 2 != 0)
-      error_with_id ("odepkg:invalidInput", "%s: Y0 must be a real 2d-by-K matrix, [q0; p0] per column", who);
+      error_with_id ("odepkg:invalidInput", "%s: Y0 must be a real 2d-by-K matrix, %s per column", who,
+                     who_str == "odeVV" ? "[x0; v0]" : "[q0; p0]");
     const Matrix y0m = args(3).matrix_value ();
     const int n = y0m.rows (), K = y0m.columns (), d = n / 2;
     Mat X0 (n, K);

@@ -6,11 +6,10 @@ DEFUN_DLD (velocity_verlet, args, nargout,
            "-*- texinfo -*-\n@deftypefn {} {[@var{t_next}, @var{x_next}] =} velocity_verlet (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options})\n@deftypefnx {} {[@var{t_next}, @var{x_next}, @var{x_est}, @var{k}] =} velocity_verlet (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options}, @var{k_vals}, @var{t_next})\nVelocity Verlet step (order 2, symplectic) for x'' = a(t, x):\n\
 here @var{x} = [x; v] and @var{f} (@var{t}, [x; v]) returns [v; a].  One call\n\
 of @var{f} per step when @var{k_vals} (the acceleration) is passed back.\n\
-@var{x} = [q; p] is the state at time @var{t}, @var{f} (@var{t}, [q; p])\n\
-returns [dH/dp; -dH/dq].  @var{x_next} is one step of size @var{dt} (or\n\
+@var{t} is the time of @var{x}.  @var{x_next} is one step of size @var{dt} (or\n\
 @var{t_next} - @var{t}).  @var{x_est}, computed only when asked, is the result\n\
 of two steps of @var{dt}/2: (@var{x_est} - @var{x_next}) / (2^p - 1) estimates\n\
-its local error (step doubling).  @var{k} is the force (the p-part of @var{f})\n\
+its local error (step doubling).  @var{k} is the acceleration (the v-part of @var{f})\n\
 at @var{x_next} when the method produced it; pass it back as @var{k_vals} to\n\
 save one call of @var{f}.  @var{options} is a struct from @code{odepkgset} or\n\
 @code{odeset}; extra arguments of @var{f} are taken from\n\
@@ -44,4 +43,5 @@ f = @@(t, x) [x(2); -x(1)];   # harmonic oscillator\n\
 %! assert (x2, x2b, 1e-15);
 %!error <X must be a real vector> velocity_verlet (f, 0, "ab", 0.1)
 %!error <T must be a finite real scalar> velocity_verlet (f, NaN, [1; 0], 0.1)
+%!error <must return a real column vector \[v; a\]> velocity_verlet (@(t, x) 1, 0, [1; 0], 0.1)
 */

@@ -54,12 +54,12 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     if (lie)
       error ("odepkg:invalidInput", "%s: Y0 must be a real vector [q0; v0]", solver);
     endif
-    error ("odepkg:invalidInput", "%s: Y0 must be a real vector [q0; p0]", solver);
+    error ("odepkg:invalidInput", "%s: Y0 must be a real vector %s", solver, state_text (solver));
   endif
   if (! lie && mod (numel (y0), 2) != 0)
     error ("odepkg:invalidInput",
-           "%s: Y0 must have even length, [q0; p0] with q0 and p0 of equal size (got %d elements)",
-           solver, numel (y0));
+           "%s: Y0 must have even length, %s with both halves of equal size (got %d elements)",
+           solver, state_text (solver), numel (y0));
   endif
   if (! all (isfinite (y0)))
     error ("odepkg:invalidInput", "%s: Y0 must be finite", solver);
@@ -91,14 +91,22 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## (t0, y0) are checked here, before any output function runs; off, no
   ## function is called.
   monitor = ! isempty (o.HamiltonianFcn) || ! isempty (o.InvariantFcn);
+  ## MonitorMultipliers "on" (constrained solvers): residuals and
+  ## multipliers at the output times, computed after the run
+  multipliers = strcmp (o.MonitorMultipliers, "on");
+  if (multipliers && isempty (o.ConstraintFcn))
+    error ("odepkg:invalidOption",
+           '%s: option "MonitorMultipliers" is for constrained runs: give ConstraintFcn, or drop it', solver);
+  endif
   monitor_t0 = [];
+  monitor_calls = struct ("f", 0, "g", 0, "G", 0, "H", 0, "I", 0);
   if (monitor)
-    monitor_t0 = odepkg_monitor (solver, o, fcn, extra, times(1), y0.', "", 0);
+    [monitor_t0, monitor_calls] = odepkg_monitor (solver, o, fcn, extra, times(1), y0.', "", 0);
     monitor_t0.t0 = times(1);           # reused at the first output: one call per output
     monitor_t0.y0 = y0;
   endif
 
-  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress"});
+  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress", "MonitorMultipliers"});
   ## No output argument: the run streams through the OutputFcn (odeplot by
   ## default) and nothing is stored, so no output memory limit applies.
   store = nout > 0;
@@ -132,7 +140,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       endif
       ## sol alone, nothing to refine or monitor: the states come as sol.y's
       ## columns, as stored (a large output is not transposed twice)
-      if (nout == 1 && ! spvi_nodes && ! monitor && ! (o.Refine > 1 && numel (times) == 2))
+      if (nout == 1 && ! spvi_nodes && ! monitor && ! multipliers && ! (o.Refine > 1 && numel (times) == 2))
         store = "columns";
       endif
       [t, y, st, ok, msg, te, ye, ie] = __odepkg_integrate__ (method, fcn, times, y0, copts, extra, solver, store);
@@ -148,7 +156,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
 
   if (! ok)
     warning ("odepkg:integrationFailed",
-             "%s: integration stopped at t = %.17g: %s; returning the solution computed so far",
+             "%s: integration stopped at t = %.15g: %s; returning the solution computed so far",
              solver, t(end), msg);
   endif
 
@@ -156,26 +164,6 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   if (isfield (st, "groupdim"))
     nv = st.groupdim;
     st = rmfield (st, "groupdim");
-  endif
-
-  if (strcmpi (o.Stats, "on"))
-    printf ("Number of successful steps:   %d\n", st.nsteps);
-    printf ("Number of failed attempts:    %d\n", st.nfailed);
-    printf ("Number of function calls:     %d\n", st.nfevals);
-    if (st.nnewtonsolves > 0)
-      printf ("Number of Newton iterations:  %d (at most %d per solve)\n",
-              st.nnewtoniter, st.maxnewtoniter);
-      printf ("Number of LU decompositions:  %d\n", st.ndecomps);
-      printf ("Number of Jacobians:          %d (%s)\n", st.njacobians,
-              differenced_text (solver, o, st));
-    endif
-    if (st.nhessevals > 0)
-      printf ("Number of Hessian calls:      %d\n", st.nhessevals);
-    endif
-    if (isfield (st, "minstep"))       # StepControl "reversible"
-      printf ("Step sizes:                   %g to %g (eps = %g)\n", st.minstep, st.maxstep,
-              st.stepdensityeps);
-    endif
   endif
 
   ## Refine (ode45's meaning): with every step output, Refine - 1 more
@@ -237,24 +225,53 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
 
   mon = [];
-  if (monitor && (nout == 1 || strcmpi (o.Stats, "on")))
-    mode = "";
-    if (lie)
+  if ((monitor || multipliers) && (nout == 1 || strcmpi (o.Stats, "on")))
+    mode = "";                             # the invariants alone: their calls only
+    if (multipliers && lie)
       mode = "lie";
-    elseif (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})))
+    elseif (multipliers)                   # odeRATTLE, odeSHAKE
       mode = o.ConstraintVariables;
     endif
     try
-      mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, monitor_t0);
+      [mon, c] = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, monitor_t0);
+      monitor_calls = structfun_add (monitor_calls, c);
     catch err
       warning ("odepkg:monitorFailed", "%s: invariant monitoring failed: %s", solver, err.message);
     end_try_catch
-    if (strcmpi (o.Stats, "on") && ! isempty (mon))
-      for k = 1:numel (mon.invariants.names)
-        printf ("Largest deviation of %-4s    %.3g\n", [mon.invariants.names{k} ":"],
-                mon.invariants.deviation(k));
-      endfor
+  endif
+  ## every user call counted: the monitor's calls of f, g and G with the
+  ## method's, those of HamiltonianFcn and InvariantFcn on their own
+  st.nfevals += monitor_calls.f;
+  st.nconstrevals += monitor_calls.g;
+  st.nconstrgradevals += monitor_calls.G;
+  st.nhamiltonianevals = monitor_calls.H;
+  st.ninvariantevals = monitor_calls.I;
+
+  if (strcmpi (o.Stats, "on"))
+    printf ("Number of successful steps:   %d\n", st.nsteps);
+    printf ("Number of failed attempts:    %d\n", st.nfailed);
+    printf ("Number of function calls:     %d\n", st.nfevals);
+    if (st.nnewtonsolves > 0)
+      printf ("Number of Newton iterations:  %d (at most %d per solve)\n",
+              st.nnewtoniter, st.maxnewtoniter);
+      printf ("Number of LU decompositions:  %d\n", st.ndecomps);
+      printf ("Number of Jacobians:          %d (%s)\n", st.njacobians,
+              differenced_text (solver, o, st));
     endif
+    if (st.nhessevals > 0)
+      printf ("Number of Hessian calls:      %d\n", st.nhessevals);
+    endif
+    if (isfield (st, "minstep"))       # StepControl "reversible"
+      printf ("Step sizes:                   %g to %g (eps = %g)\n", st.minstep, st.maxstep,
+              st.stepdensityeps);
+    endif
+  endif
+
+  if (strcmpi (o.Stats, "on") && ! isempty (mon))
+    for k = 1:numel (mon.invariants.names)
+      printf ("Largest deviation of %-4s    %.3g\n", [mon.invariants.names{k} ":"],
+              mon.invariants.deviation(k));
+    endfor
   endif
 
   switch (nout)
@@ -272,7 +289,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
         sol.lambda = lambda;
       endif
       if (! isempty (mon))
-        sol.invariants = mon.invariants;
+        if (monitor)
+          sol.invariants = mon.invariants;
+        endif
         if (isfield (mon, "residuals"))
           sol.residuals = mon.residuals;
         endif
@@ -290,6 +309,22 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       out = {t, y, te, ye, ie}(1:nout);
   endswitch
 
+endfunction
+
+## The initial state as the solver names it: odeVV [x0; v0], else [q0; p0].
+function txt = state_text (solver)
+  if (strcmp (solver, "odeVV"))
+    txt = "[x0; v0]";
+  else
+    txt = "[q0; p0]";
+  endif
+endfunction
+
+## A + B, field by field (the monitor's call counts).
+function a = structfun_add (a, b)
+  for [v, k] = b
+    a.(k) += v;
+  endfor
 endfunction
 
 ## What the Stats line of Jacobians says of those taken by finite

@@ -18,8 +18,8 @@ function out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extr
   endif
   if (! lie && mod (rows (y0), 2) != 0)
     error ("odepkg:invalidInput",
-           "%s: Y0 (ensemble mode, one column per member) must have an even number of rows, [q0; p0] per column (got %d)",
-           solver, rows (y0));
+           "%s: Y0 (ensemble mode, one column per member) must have an even number of rows, %s per column (got %d)",
+           solver, ifelse_vv (solver, "[x0; v0]", "[q0; p0]"), rows (y0));
   endif
   y0 = double (y0);
   [n, K] = size (y0);
@@ -41,6 +41,9 @@ function out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extr
   if (! strcmp (o.Progress, "off"))
     refuse (solver, "Progress");
   endif
+  if (strcmp (o.MonitorMultipliers, "on"))
+    refuse (solver, "MonitorMultipliers");
+  endif
   if (o.Refine > 1)
     refuse (solver, "Refine");
   endif
@@ -54,7 +57,7 @@ function out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extr
     refuse (solver, "NodeOutput");
   endif
 
-  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress"});
+  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress", "MonitorMultipliers"});
   store = nout > 0;
   streamed = false;
   if (isempty (o.OutputFcn) && nout == 0)
@@ -130,6 +133,14 @@ function out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extr
       out = {t, permute(Y, [3 1 2]), te, ye, ie}(1:nout);
   endswitch
 
+endfunction
+
+function txt = ifelse_vv (solver, vv, other)
+  if (strcmp (solver, "odeVV"))
+    txt = vv;
+  else
+    txt = other;
+  endif
 endfunction
 
 function refuse (solver, name)

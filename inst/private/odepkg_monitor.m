@@ -2,7 +2,7 @@
 ## SPDX-License-Identifier: GPL-3.0-or-later
 
 ## -*- texinfo -*-
-## @deftypefn {} {@var{mon} =} odepkg_monitor (@var{solver}, @var{o}, @var{fcn}, @var{extra}, @var{t}, @var{y}, @var{mode}, @var{nv}, @var{first})
+## @deftypefn {} {[@var{mon}, @var{calls}] =} odepkg_monitor (@var{solver}, @var{o}, @var{fcn}, @var{extra}, @var{t}, @var{y}, @var{mode}, @var{nv}, @var{first})
 ## Invariant monitoring at the output times (@var{t} column, @var{y} rows),
 ## on only when @qcode{"HamiltonianFcn"} or @qcode{"InvariantFcn"} is given:
 ## nothing here runs, and no function is called, otherwise.
@@ -29,17 +29,20 @@
 ##
 ## Cost: one loop over the output times whose body makes the user calls and
 ## little else (no subfunction call, no handle made per output; the checks
-## after the loop): H and InvariantFcn once per output; with constraints g
-## once, f 2m + 3 times, ConstraintGradFcn 2m + 3 times for g(q, p) and 3
-## times for g(q) (central differences of h in the m + 1 directions J Dg'
-## and f).  Measured against a bare loop of the same calls in
-## @file{doc/usage.md} (the script, bench/monitor_cost.m, is in the source
-## tree only).
+## after the loop): H and InvariantFcn once per output; with @var{mode} set
+## (the driver sets it only for "MonitorMultipliers" "on") g once, f 2m + 3
+## times, ConstraintGradFcn 2m + 3 times for g(q, p) and 3 times for g(q)
+## (central differences of h in the m + 1 directions J Dg' and f).
+## @var{calls} (fields @code{f}, @code{g}, @code{G}, @code{H}, @code{I})
+## counts them, a differenced G as its 2 nx + 1 calls of g, for sol.stats.
+## Measured in @file{bench/README.md} (the script, bench/monitor_cost.m, is
+## in the source tree only).
 ## @end deftypefn
 
-function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = [])
+function [mon, calls] = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = [])
 
   mon = struct ();
+  calls = struct ("f", 0, "g", 0, "G", 0, "H", 0, "I", 0);
   N = numel (t);
   Y = y.';                               # states as columns
   reuse = (! isempty (first) && N >= 1 && t(1) == first.t0
@@ -54,6 +57,7 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
       v0 = [];
     endif
     values(end+1, :) = evaluate (solver, "HamiltonianFcn", o.HamiltonianFcn, t, Y, extra, 1, v0);
+    calls.H = N - ! isempty (v0);
   endif
   if (! isempty (o.InvariantFcn))
     v0 = [];
@@ -61,6 +65,7 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
       v0 = first.invariants.values(rows (values) + 1:end, 1);
     endif
     I = evaluate (solver, "InvariantFcn", o.InvariantFcn, t, Y, extra, [], v0);
+    calls.I = N - ! isempty (v0);
     for k = 1:rows (I)
       names{end+1} = sprintf ("I%d", k);
     endfor
@@ -74,10 +79,13 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
   endif
   m = o.ConstraintsNb;
   g = o.ConstraintFcn;
+  ## a call of G: one of ConstraintGradFcn, or 2 nx + 1 of g (differences)
   if (! isempty (o.ConstraintGradFcn))
     G = o.ConstraintGradFcn;
+    gcost = [0, 1];                      # [calls of g, calls of G] per G
   else
     G = @(x, varargin) fd_gradient (g, x, varargin);
+    gcost = [NaN, 0];                    # set below, once nx is known
   endif
   ## the extra arguments bound once: f (t, y, extra{:}) in the loops would
   ## cost a quarter of a call more per call (Octave 7) when EXTRA is empty
@@ -97,6 +105,9 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
     case "lie"
       d = n - nv;  ix = 1:d;  ih = d+1:n;   # B v
   endswitch
+  if (isnan (gcost(1)))
+    gcost(1) = 2 * numel (ix) + 1;
+  endif
   gres = hres = zeros (1, N);
   ## g(q) with a sparse ConstraintGradFcn (large chains, issue 26): the
   ## residuals by sparse products, one call of g, G and f per output; no
@@ -115,6 +126,7 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
         hres(j) = norm (G1 * fcn (t(j), Y(:, j))(ih), Inf);
       endfor
       mon.residuals = struct ("constraint", gres, "hidden", hres);
+      calls = count (calls, N, N, N * gcost);
       return;
     endif
   endif
@@ -131,6 +143,7 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
     if (have_hidden)
       mon.residuals.hidden = hres;
     endif
+    calls = count (calls, 0, N, have_hidden * N * gcost);
     return;
   endif
 
@@ -208,7 +221,27 @@ function mon = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, first = []
   endfor
   mon.residuals = struct ("constraint", max (abs (gv), [], 1), "hidden", max (abs (hv), [], 1));
   mon.lambda = lam;
+  ## per output: g once; f once and 2 m + 2 times in the differences; G
+  ## once and 2 times ("q") or 2 (m + 1) times ("qp") in the differences
+  nG = N + N * ifelse (qmode, 2, 2 * (m + 1));
+  calls = count (calls, N * (2 * m + 3), N, nG * gcost);
 
+endfunction
+
+## CALLS with NF calls of f, NG of g, and GG = [calls of g, calls of G]
+## made through G (differences of g when no ConstraintGradFcn is given).
+function calls = count (calls, nf, ng, gg)
+  calls.f += nf;
+  calls.g += ng + gg(1);
+  calls.G += gg(2);
+endfunction
+
+function r = ifelse (c, a, b)
+  if (c)
+    r = a;
+  else
+    r = b;
+  endif
 endfunction
 
 ## fcn (t_j, y_j, extra...) for every output time (Y: states as columns),

@@ -10,31 +10,49 @@
 
 function o = odepkg_options (solver, opts, n)
 
-  T = odepkg_option_table ();
-  o = cell2struct ({T.default}(:), {T.name}(:), 1);
-  for i = 1:numel (T)
-    if (isfield (opts, T(i).name) && ! isempty (opts.(T(i).name)))
-      o.(T(i).name) = opts.(T(i).name);
+  ## Work done once per solver, not per call (issue 40): the defaults,
+  ## validated and in the table's spelling, the index of every name, and
+  ## the names SOLVER honours.  A call then reads and validates only the
+  ## options given (non-empty fields of OPTS), so its cost grows with them,
+  ## not with the table.
+  persistent cache = struct ();
+  if (isfield (cache, solver))
+    c = cache.(solver);
+  else
+    c = solver_table (solver);
+    if (isvarname (solver))
+      cache.(solver) = c;
     endif
-  endfor
+  endif
+  T = c.T;
+  o = c.defaults;
 
-  ## Validation by kind, for every option of the table (whichever solver);
-  ## on/off and choice values are returned in the table's spelling, so the
-  ## compiled side (case-sensitive) reads what this check accepted.
-  for i = 1:numel (T)
-    name = T(i).name;
+  fn = fieldnames (opts);
+  given = ! cellfun ("isempty", struct2cell (opts));
+  fn = fn(given);
+  known = isfield (c.index, fn);       # builtin lookups: no ismember
+  for j = find (known(:).')
+    name = fn{j};
+    v = opts.(name);
+    i = c.index.(name);
+    ## Validation by kind; on/off and choice values are returned in the
+    ## table's spelling, so the compiled side (case-sensitive) reads what
+    ## this check accepted.
     switch (T(i).kind)
       case "positive"
-        positive_scalar (solver, o, {name});
+        positive_scalar (solver, name, v);
       case "count"
-        positive_integer (solver, o, {name});
+        positive_integer (solver, name, v);
       case "onoff"
-        o.(name) = on_off (solver, name, o.(name));
+        v = on_off (solver, name, v);
       case "handle"
-        handles (solver, o, {name});
+        if (! is_function_handle (v))
+          bad (solver, name, "a function handle");
+        endif
       case "choice"
-        o.(name) = choice (solver, name, o.(name), T(i).values);
+        v = choice (solver, name, v, T(i).values);
     endswitch
+    o.(name) = v;
   endfor
 
   if (! isempty (o.Order) && ! (isnumeric (o.Order) && isreal (o.Order) && isscalar (o.Order)
@@ -84,8 +102,43 @@ function o = odepkg_options (solver, opts, n)
   endif
   reversible_step_control (solver, o);
   compensated_summation (solver, o);
-  honoured_or_refused (solver, opts, T);
+  ## options given that SOLVER does not honour: refused, with the reason
+  refuse = ! isfield (c.honoured, fn);
+  if (c.refuses && any (refuse))
+    honoured_or_refused (solver, opts, fn(refuse), T);
+  endif
 
+endfunction
+
+## What odepkg_options computes once per solver: the table T, its names,
+## the defaults validated and normalised as a given value would be, and the
+## names SOLVER honours (all of them for a caller that is not a solver).
+function c = solver_table (solver)
+  T = odepkg_option_table ();
+  names = {T.name};
+  o = cell2struct ({T.default}(:), names(:), 1);
+  for i = 1:numel (T)
+    v = o.(names{i});
+    if (isempty (v))
+      continue;
+    endif
+    switch (T(i).kind)
+      case "onoff"
+        o.(names{i}) = on_off (solver, names{i}, v);
+      case "choice"
+        o.(names{i}) = choice (solver, names{i}, v, T(i).values);
+    endswitch
+  endfor
+  solvers = {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeSPVI", "odeRATTLie"};
+  refuses = any (strcmp (solver, solvers));
+  honoured = names;
+  if (refuses)
+    honours = @(row) ischar (row.solvers) || any (strcmp (solver, row.solvers));
+    honoured = names(arrayfun (honours, T));
+  endif
+  ## name -> row of T, and the honoured names, as structs for isfield
+  c = struct ("T", T, "index", cell2struct (num2cell (1:numel (T)), names, 2), "defaults", o,
+              "honoured", cell2struct (cell (size (honoured)), honoured, 2), "refuses", refuses);
 endfunction
 
 ## StepControl "reversible" (Hairer and Söderlind 2005) needs a symmetric
@@ -145,24 +198,16 @@ function bad (solver, name, what)
   error ("odepkg:invalidOption", '%s: option "%s" must be %s', solver, name, what);
 endfunction
 
-function positive_scalar (solver, o, names)
-  for i = 1:numel (names)
-    v = o.(names{i});
-    if (! isempty (v) && ! (isnumeric (v) && isreal (v) && isscalar (v) && v > 0
-                            && v < Inf))
-      bad (solver, names{i}, "a positive finite scalar");
-    endif
-  endfor
+function positive_scalar (solver, name, v)
+  if (! (isnumeric (v) && isreal (v) && isscalar (v) && v > 0 && v < Inf))
+    bad (solver, name, "a positive finite scalar");
+  endif
 endfunction
 
-function positive_integer (solver, o, names)
-  for i = 1:numel (names)
-    v = o.(names{i});
-    if (! isempty (v) && ! (isnumeric (v) && isreal (v) && isscalar (v) && v >= 1
-                            && v == fix (v) && v < Inf))
-      bad (solver, names{i}, "a positive integer");
-    endif
-  endfor
+function positive_integer (solver, name, v)
+  if (! (isnumeric (v) && isreal (v) && isscalar (v) && v >= 1 && v == fix (v) && v < Inf))
+    bad (solver, name, "a positive integer");
+  endif
 endfunction
 
 ## "on"/"yes" or "off"/"no" in any case, or a logical/numeric scalar:
@@ -204,25 +249,11 @@ function v = choice (solver, name, v, values)
   v = values{k};
 endfunction
 
-function handles (solver, o, names)
-  for i = 1:numel (names)
-    v = o.(names{i});
-    if (! isempty (v) && ! is_function_handle (v))
-      bad (solver, names{i}, "a function handle");
-    endif
-  endfor
-endfunction
-
-## Every option is honoured or refused, never ignored: a non-empty field of
-## OPTS that SOLVER does not honour (per odepkg_option_table) is an
-## odepkg:unsupportedOption error naming it and what to do instead.
-function honoured_or_refused (solver, opts, T)
-  solvers = {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeSPVI", "odeRATTLie"};
-  if (! any (strcmp (solver, solvers)))
-    return;
-  endif
-  honours = @(row, s) ischar (row.solvers) || any (strcmp (s, row.solvers));
-  honoured = {T(arrayfun (@(r) honours (r, solver), T)).name};
+## Every option is honoured or refused, never ignored: the non-empty fields
+## NAMES of OPTS that SOLVER does not honour (per odepkg_option_table) are an
+## odepkg:unsupportedOption error naming the first of them and what to do
+## instead.
+function honoured_or_refused (solver, opts, names, T)
   ## odeset's options the package has no use for, with the remedy
   foreign = struct (
     "Mass", "put the kinetic energy (the mass matrix) into f (odeRATTLie: option MassMatrix)",
@@ -236,13 +267,9 @@ function honoured_or_refused (solver, opts, T)
     "BDF", "it is an option of ode15s",
     "MaxOrder", "it is an option of ode15s",
     "InitialSlope", "it is an option of ode15i");
-  fn = fieldnames (opts);
-  for i = 1:numel (fn)
-    name = fn{i};
+  for i = 1:numel (names)
+    name = names{i};
     v = opts.(name);
-    if (isempty (v) || any (strcmp (name, honoured)))
-      continue;
-    endif
     if (any (strcmp (name, {"Explicit", "CompensatedSummation"}))
         && ((ischar (v) && any (strcmpi (v, {"no", "off"})))
             || ((islogical (v) || isnumeric (v)) && isscalar (v) && ! v)))

@@ -255,7 +255,9 @@ struct UserFunctions {
 class OctaveProblem {
  public:
   OctaveProblem(const UserFunctions& u, int d, const octave_value_list& extra, const std::string& who)
-      : f_(u.f, extra, who, "the ODE function F", true),
+      : field_shape_(who == "odeVV" || who == "velocity_verlet" ? "column vector [v; a]"
+                                                                : "column vector [dH/dp; -dH/dq]"),
+        f_(u.f, extra, who, "the ODE function F", true),
         hess_(u.hessian, extra, who, "HamiltonianHessFcn", true),
         g_(u.g, extra, who, "ConstraintFcn", false),
         G_(u.G, extra, who, "ConstraintGradFcn", false),
@@ -263,14 +265,14 @@ class OctaveProblem {
         flow_(u.flow, extra, who, "ConstraintFlowFcn", false),
         u_(u),
         problem_(d, [this, d](double t, const ConstVecRef& x, VecRef dx) {
-          dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, "column vector [dH/dp; -dH/dq]"), 2 * d);
+          dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, field_shape_), 2 * d);
         }) {
     for (UserFunction* fn : {&f_, &hess_, &g_, &G_, &GH_, &flow_}) fn->set_arena(&arena_);
     problem_.set_argument_buffer([this](Eigen::Index n) { return arena_.buffer(n); });
     raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(d)));  // CallbackHeap.hpp
     // f's result read in Octave's array (valid until f_'s next call)
     problem_.set_field_view([this, d](double t, const ConstVecRef& x) {
-      return f_.call(t, x, 2 * d, "column vector [dH/dp; -dH/dq]");
+      return f_.call(t, x, 2 * d, field_shape_);
     });
     if (u.hessian.is_defined())
       problem_.set_hessian([this, d](double t, const ConstVecRef& x, MatRef H) {
@@ -392,6 +394,7 @@ class OctaveProblem {
 
  private:
   ArgumentArena arena_;  ///< (before the functions that point to it)
+  const char* field_shape_;  // odeVV: [v; a], the others: [dH/dp; -dH/dq]
   UserFunction f_, hess_, g_, G_, GH_, flow_;
   UserFunctions u_;
   HamiltonianProblem problem_;

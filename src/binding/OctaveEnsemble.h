@@ -11,6 +11,7 @@
 #include "ensemble/EnsembleIntegrator.hpp"
 #include "ensemble/EnsembleProblem.hpp"
 
+#include <octave/interpreter.h>
 #include <octave/oct.h>
 #include <octave/parse.h>
 
@@ -63,7 +64,21 @@ class BatchFunction {
     for (octave_idx_type j = 0; j < k; ++j)
       std::copy(X.col(j).data(), X.col(j).data() + X.rows(), dst + j * X.rows());
     args_(a) = xo_;
-    return octave::feval(fcn_, args_, nout);
+    try {
+      return octave::feval(fcn_, args_, nout);
+    } catch (const octave::execution_exception& ee) {
+      // An error inside the user's function: its message says nothing of
+      // the ensemble (e.g. "vertical dimensions mismatch (1x6368 vs 1x32)"
+      // from code written for one state); say that it got all members.
+      const std::string msg = ee.message();
+      if (octave::interpreter* interp = octave::interpreter::the_interpreter()) interp->recover_from_exception();
+      error_with_id("odepkg:ensembleFcnFailed",
+                    "%s: %s failed in ensemble mode, where it is called with all %ld members at once, one "
+                    "state per column (a %ldx%ld matrix; write it for columns, or integrate the members one "
+                    "at a time): %s",
+                    who_.c_str(), option_.c_str(), static_cast<long>(k), static_cast<long>(X.rows()),
+                    static_cast<long>(k), msg.c_str());
+    }
   }
 
  private:
@@ -85,11 +100,13 @@ class OctaveEnsembleProblem {
  public:
   OctaveEnsembleProblem(const octave_value& f, const octave_value& g, const octave_value& G, int m, int d, int K,
                         const octave_value_list& extra, const std::string& who)
-      : f_(f, extra, who, "the ODE function F", true),
+      : field_shape_(who == "odeVV" ? "matrix, one column [v; a] per state"
+                                    : "matrix, one column [dH/dp; -dH/dq] per state"),
+        f_(f, extra, who, "the ODE function F", true),
         g_(g, extra, who, "ConstraintFcn", false),
         G_(G, extra, who, "ConstraintGradFcn", false),
         problem_(d, K, [this, d](double t, const ensemble::ConstMatRef& X, MatRef DX) {
-          const double* r = f_.call(t, X, 2 * d, "matrix, one column [dH/dp; -dH/dq] per state");
+          const double* r = f_.call(t, X, 2 * d, field_shape_);
           DX = Eigen::Map<const Mat>(r, 2 * d, X.cols());
         }) {
     raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(d) * static_cast<std::size_t>(K)));
@@ -115,6 +132,7 @@ class OctaveEnsembleProblem {
   ensemble::EnsembleProblem& problem() { return problem_; }
 
  private:
+  const char* field_shape_;  // odeVV: [v; a], the others: [dH/dp; -dH/dq]
   BatchFunction f_, g_, G_;
   ensemble::EnsembleProblem problem_;
 };

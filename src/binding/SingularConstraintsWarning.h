@@ -23,18 +23,18 @@ inline void warn_singular_constraints(const char* who, double t, double cond, bo
                                       bool minimum_norm_velocities = true) {
   if (!minimum_norm_positions && !minimum_norm_velocities)
     warning_with_id("odepkg:singularConstraints",
-                    "%s: rank-deficient constraint system met first at t = %.17g "
+                    "%s: rank-deficient constraint system met first at t = %.15g "
                     "(condition estimate %g); the sparse path used one solution of each singular "
                     "multiplier system (a rank-revealing sparse QR), with the same constraint forces",
                     who, t, cond);
   else if (minimum_norm_positions)
     warning_with_id("odepkg:singularConstraints",
-                    "%s: rank-deficient constraint system met first at t = %.17g "
+                    "%s: rank-deficient constraint system met first at t = %.15g "
                     "(condition estimate %g); minimum-norm multipliers were used",
                     who, t, cond);
   else
     warning_with_id("odepkg:singularConstraints",
-                    "%s: rank-deficient constraint system met first at t = %.17g "
+                    "%s: rank-deficient constraint system met first at t = %.15g "
                     "(condition estimate %g); the sparse path used minimum-norm velocity multipliers "
                     "(where the null space has dimension up to %d; one solution, with the same "
                     "constraint forces, above) and one solution of the singular position system",

@@ -139,7 +139,9 @@ TEST(SeparabilityProbe, RunFromWhereTheProbeSeesNothingIsStoppedEarly) {
 
 /// A separable force depending on t: the free check sees the force change
 /// at q_n, the probe (at one t) clears it once; the run goes on and costs
-/// 2 calls more than without the dependence.
+/// the probe's 2 calls more than without the dependence, less 1: they count
+/// towards the 16 calls after which the velocity model is learned
+/// (AffineVelocity.hpp), so it is learned one two-call step earlier.
 TEST(SeparabilityProbe, TimeDependentForceIsNotMistakenForACoupling) {
   auto driven = [](double t, const ConstVecRef& x, VecRef dx) {
     dx(0) = x(1);
@@ -167,7 +169,7 @@ TEST(SeparabilityProbe, TimeDependentForceIsNotMistakenForACoupling) {
     }
     calls[k] = pb.stats().field_evals;
   }
-  EXPECT_EQ(calls[0], calls[1] + 2);
+  EXPECT_EQ(calls[0], calls[1] + 2 - 1);
 }
 
 }  // namespace

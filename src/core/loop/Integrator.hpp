@@ -156,7 +156,7 @@ class Integrator {
         const double min_step = time_resolution(cur_->t, target);
         if (!(std::abs(h_try) >= min_step)) {  // also a NaN step
           char buf[400];
-          std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g%s%s",
+          std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.15g%s%s",
                         std::abs(h_try), min_step, cur_->t,
                         last_failure_ == StepStatus::Success ? "" : " after: ",
                         last_failure_ == StepStatus::Success ? "" : describe(last_failure_));
@@ -202,7 +202,7 @@ class Integrator {
           std::snprintf(buf, sizeof buf,
                         "the Newton iteration does not converge at the step sizes the tolerances "
                         "allow: %d Newton failures cut the last %d steps to sizes whose error "
-                        "estimates are below %g of the tolerance (h = %g at t = %.17g; %.3g more "
+                        "estimates are below %g of the tolerance (h = %g at t = %.15g; %.3g more "
                         "steps at that size); raise MaxNewtonIterations or NewtonTol, or give "
                         "HamiltonianHessFcn",
                         newton_failures_, newton_limited_, kNewtonLimitedError, std::abs(h_try), cur_->t,
@@ -356,7 +356,7 @@ class Integrator {
 
   IntegrationResult failed(IntegrationResult& r, StepStatus s) {
     char buf[320];
-    std::snprintf(buf, sizeof buf, "%s in the step from t = %.17g", describe(s), cur_->t);
+    std::snprintf(buf, sizeof buf, "%s in the step from t = %.15g", describe(s), cur_->t);
     r.outcome = IntegrationResult::Outcome::Failed;
     r.message = buf;
     r.t = cur_->t;

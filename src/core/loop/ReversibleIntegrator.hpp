@@ -153,7 +153,7 @@ class ReversibleIntegrator {
       } else {
         if (!(std::abs(h) >= Integrator::time_resolution(cur_.t, tf))) {
           char buf[240];
-          std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.17g", std::abs(h),
+          std::snprintf(buf, sizeof buf, "step size %g fell below the minimum %g at t = %.15g", std::abs(h),
                         Integrator::time_resolution(cur_.t, tf), cur_.t);
           return failed(res, buf);
         }
@@ -298,7 +298,7 @@ class ReversibleIntegrator {
   IntegrationResult failed(IntegrationResult& r, StepStatus s, double h) {
     char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "%s in the step of size %g from t = %.17g (the reversible step control rejects no "
+                  "%s in the step of size %g from t = %.15g (the reversible step control rejects no "
                   "step: lower RelTol or InitialStep)",
                   describe(s), std::abs(h), cur_.t);
     return failed(r, buf);

@@ -13,8 +13,11 @@
 //
 // Learning a dense A costs d + 1 calls of f (forward differences are exact
 // for an affine map, up to round-off), so it starts only after max(8, d/2)
-// steps: the probes never cost more than the calls already made, and the
-// compiled single-step functions (at most three steps per call) never learn.
+// steps, or earlier once the steps have cost max(16, d) calls of f (a
+// RATTLE step with Newton on its multipliers calls f at every iteration:
+// its model is learned after 4 steps, not 9): the probes never cost more
+// than the calls already made, and the compiled single-step functions (at
+// most three steps per call) never learn.
 // Above kDenseMax unknowns a dense A would cost O(d^2) memory and time per
 // step, more than the call it saves: the model is then a diagonal A (the
 // usual particle masses), learned from one probe that moves every p_i and
@@ -50,7 +53,17 @@ class AffineVelocity {
   template <class X>
   bool prepare(HamiltonianProblem& pb, double t, const X& x) {
     const bool dense = pb.dim() <= kDenseMax && !diagonal_only_;
-    if (state_ == State::Waiting && ++steps_ > (dense ? std::max(8, pb.dim() / 2) : 8)) {
+    if (state_ != State::Waiting) return active();
+    // The calls of f made while waiting: a stepper whose steps cost more
+    // than the two calls of the explicit scheme (RATTLE's Newton on the
+    // position multipliers calls f at every iteration) reaches the budget
+    // of the two-call schemes, max(16, d) calls, in fewer steps and learns
+    // then (never within the three steps of a single-step function).
+    if (steps_ == 0) calls_at_start_ = pb.stats().field_evals;
+    ++steps_;
+    const long spent = pb.stats().field_evals - calls_at_start_;
+    const long budget = dense ? std::max(16, pb.dim()) : 16;
+    if (steps_ > (dense ? std::max(8, pb.dim() / 2) : 8) || (steps_ > 3 && spent >= budget)) {
       if (dense)
         learn_dense(pb, t, x);
       else
@@ -268,6 +281,7 @@ class AffineVelocity {
 
   State state_ = State::Waiting;
   int steps_ = 0;
+  long calls_at_start_ = 0;     ///< f's call count at the first prepare()
   bool uniform_ = false;        ///< diag_ = uniform_value_ everywhere, b_ = 0 (snap_uniform)
   double uniform_value_ = 0.0;
   Mat A_;      // dense A (d <= kDenseMax only)

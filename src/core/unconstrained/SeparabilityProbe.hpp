@@ -92,7 +92,7 @@ class SeparabilityProbe {
     char buf[600];
     std::snprintf(buf, sizeof buf,
                   "option \"Explicit\" \"yes\" claims a separable H = T(p) + V(q), but FCN is not "
-                  "separable at t = %.17g: its %s changed by %g (round-off bound %g) when %s moved by "
+                  "separable at t = %.15g: its %s changed by %g (round-off bound %g) when %s moved by "
                   "%g with %s fixed; the explicit scheme would be a different, inconsistent method. "
                   "Remove \"Explicit\" (the implicit scheme handles any H)",
                   r.t, r.force_moved ? "p-part (-dH/dq)" : "q-part (dH/dp)", r.change, r.bound,
