@@ -34,14 +34,14 @@ struct ScaledKepler {
   }
 };
 
-struct Run {
+struct RunEnd {
   long steps = 0;
   Vec end;
   double rho = 0, eps = 0, last_eps = 0;
 };
 
 // Explicit Störmer–Verlet under the reversible control over [t0, tf].
-Run run(HamiltonianProblem P, const Vec& x0, double t0, double tf, double rel_tol,
+RunEnd run(HamiltonianProblem P, const Vec& x0, double t0, double tf, double rel_tol,
         const DensityStart& start = DensityStart()) {
   StormerVerlet sv(P, true);
   IntegratorOptions o;
@@ -53,7 +53,7 @@ Run run(HamiltonianProblem P, const Vec& x0, double t0, double tf, double rel_to
   times << t0, tf;
   const IntegrationResult r = ri.run(times, x0, rec);
   EXPECT_EQ(r.outcome, IntegrationResult::Outcome::Completed) << r.message;
-  Run out;
+  RunEnd out;
   out.steps = P.stats().steps;
   out.end = rec.x.back();
   out.rho = ri.final_rho();
@@ -114,17 +114,18 @@ TEST(TimeScaleDensity, StartFromRestTakesTheLimit) {
 
 // Kepler e = 0.9, 10 orbits, RelTol 1e-6: two chunks take at most 1.25 times
 // the steps of one run; the reversed run (from the end, p -> -p, the same
-// options) the forward run's steps +-25 % (measured: 1,897 steps forward;
-// chunks 948 + 950; reversed 1,897).  Under the old normalisation rho(t0) = 1
-// with InitialStep 1e-3 the reversal took 145 times the steps.
+// options) the forward run's steps +-25 % (measured: 4,251 steps forward;
+// chunks 2,136 + 2,116; reversed 4,250).  Under the old normalisation
+// rho(t0) = 1 (rho = |f|, InitialStep 1e-3) the reversal took 145 times the
+// steps.
 TEST(ReversibleState, ChunksAndReversalTakeTheStepsOfOneRun) {
   Kepler k;
   k.e = 0.9;
   const double tf = 20 * kPi;
-  const Run one = run(k.make(), k.initial(), 0.0, tf, 1e-6);
-  const Run a = run(k.make(), k.initial(), 0.0, tf / 2, 1e-6);
-  const Run b = run(k.make(), a.end, tf / 2, tf, 1e-6);
-  const Run back = run(k.make(), reversed(one.end), 0.0, tf, 1e-6);
+  const RunEnd one = run(k.make(), k.initial(), 0.0, tf, 1e-6);
+  const RunEnd a = run(k.make(), k.initial(), 0.0, tf / 2, 1e-6);
+  const RunEnd b = run(k.make(), a.end, tf / 2, tf, 1e-6);
+  const RunEnd back = run(k.make(), reversed(one.end), 0.0, tf, 1e-6);
   std::printf("[state] one run %ld steps, chunks %ld + %ld, reversed %ld; eps %g\n", one.steps, a.steps,
               b.steps, back.steps, one.eps);
   EXPECT_LE(a.steps + b.steps, 1.25 * one.steps);
@@ -137,21 +138,22 @@ TEST(ReversibleState, ChunksAndReversalTakeTheStepsOfOneRun) {
 }
 
 // With the returned rho and eps (and the last step's e first), the reversal
-// retraces the run: back at y0 to round-off (measured 6e-13 after 10
-// orbits of e = 0.9; without them, from rho(y(tf)) and eps: 1e-2, the
-// method's error).
+// retraces the run: back at y0 to round-off (measured 1.7e-10 after 4,345
+// steps over 10 orbits of e = 0.9, whose error growth amplifies the
+// round-off of each step; without them, from rho(y(tf)) and eps: 1.6e-3,
+// the method's error).
 TEST(ReversibleState, ReversalWithTheReturnedDensityRetracesTheRun) {
   Kepler k;
   k.e = 0.9;
   const double tf = 20 * kPi + 1.0;  // ends off a step: a shortened last step
-  const Run fwd = run(k.make(), k.initial(), 0.0, tf, 1e-6);
+  const RunEnd fwd = run(k.make(), k.initial(), 0.0, tf, 1e-6);
   DensityStart exact;
   exact.rho0 = fwd.rho;
   exact.eps = std::abs(fwd.eps);
   exact.first_eps = std::abs(fwd.last_eps);
-  const Run back = run(k.make(), reversed(fwd.end), 0.0, tf, 1e-6, exact);
+  const RunEnd back = run(k.make(), reversed(fwd.end), 0.0, tf, 1e-6, exact);
   const double dev = (reversed(back.end) - k.initial()).lpNorm<Eigen::Infinity>();
-  const Run plain = run(k.make(), reversed(fwd.end), 0.0, tf, 1e-6);
+  const RunEnd plain = run(k.make(), reversed(fwd.end), 0.0, tf, 1e-6);
   const double dev_plain = (reversed(plain.end) - k.initial()).lpNorm<Eigen::Infinity>();
   std::printf("[retrace] %ld steps forward, %ld back: |y - y0| = %.3g (without the returned rho, eps: %.3g)\n",
               fwd.steps, back.steps, dev, dev_plain);
