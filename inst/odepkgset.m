@@ -45,8 +45,14 @@
 ## @item @qcode{"StepDensityFcn"}
 ## With @qcode{"reversible"}: @code{G = fcn (@var{t}, y)}, the logarithmic
 ## derivative (d rho/dt) / rho of your step density rho(y) along the
-## solution (steps h = eps / rho); default rho = |f(y)| (odeRATTLie: the
-## speed |(v, v')| in the Lie algebra, see odeRATTLie).
+## solution (steps h = eps / rho), or @code{[G; rho]}: with rho, a rate
+## (1/time), the run starts from rho(y0) and eps comes from RelTol; default
+## the rate rho = sqrt ((|q'|/|p|) (|p'|/|q|)), the same in any units
+## (odeRATTLie: the speed |(v, v')| in the Lie algebra, see odeRATTLie).
+## How RelTol, AbsTol and InitialStep set eps: @code{help odeSV}.
+## @item @qcode{"StepDensityEps"}, @qcode{"InitialStepDensity"}
+## With @qcode{"reversible"}: eps (or [first_eps, eps]) and rho at t0, to
+## continue or reverse a run exactly from its @code{sol.stepdensity}.
 ## @item @qcode{"Progress"}
 ## Long runs say how far they are: @qcode{"text"} (one line in the terminal,
 ## rewritten: percent of the span, elapsed time, an estimate of the rest),

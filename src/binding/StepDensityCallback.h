@@ -25,7 +25,7 @@ class OctaveStepDensity final : public StepDensityRate {
   bool operator()(double t, const ConstVecRef& x, double& G) override {
     ++calls_;
     if (numel_ == 0) numel_ = fcn_.prime(t, x).numel() == 2 ? 2 : 1;
-    const double* r = fcn_.call(t, x, numel_, "scalar G = (d rho/dt) / rho, or a 2-vector [G; rho],");
+    const double* r = fcn_.call(t, x, numel_, "scalar G = (d rho/dt) / rho, or [G; rho] from the first call on");
     G = r[0];
     rho_ = numel_ == 2 ? r[1] : std::numeric_limits<double>::quiet_NaN();
     return std::isfinite(G);
