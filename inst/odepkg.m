@@ -159,7 +159,7 @@
 ## @strong{Modifying options.}  Change a struct from @code{odepkgset} with
 ## @code{odepkgset (@var{opts}, @var{name}, @var{value}, @dots{})}, not with
 ## @code{odeset (@var{opts}, @dots{})}: Octave's @code{odeset} warns once for
-## every package option in the struct (33 warnings for a struct from
+## every package option in the struct (35 warnings for a struct from
 ## @code{odepkgset} in this version).  An empty value clears an option.
 ##
 ## @strong{Documentation.}  The package's @file{doc} folder has one page per
