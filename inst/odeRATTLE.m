@@ -130,14 +130,14 @@
 ## is symplectic on M_H, symmetric and of order 2 over the symmetric ones.
 ## Over those, @qcode{"StepControl"}, @qcode{"reversible"} applies too
 ## (symmetric map, Prop. 4.9 of the paper; refused over
-## @qcode{"symplectic_euler"}).  Its default density rho = |f| takes G from
-## the unconstrained f, which along a g(q, p)-constrained motion is not
-## d log|f|/dt (the constraint force X_g lambda changes |f| as well): rho
-## stays bounded and the map reversible, but follows |f| only roughly (on
-## S^3 with H = |p|^2/2 + q_2 + q_1^4/4: rho within 6% of |f|/|f0|, which
-## itself varies by 8%).  Give @qcode{"StepDensityFcn"} when the steps should
-## follow a time scale of the constrained motion.  (For g(q) and H = |p|^2/2
-## + V(q) the constraint force does no work on |f| and rho = |f| holds.)
+## @qcode{"symplectic_euler"}).  Its default density, the rate
+## sqrt ((|q'|/|p|) (|p'|/|q|)) of @code{odeSV}, takes G from the
+## unconstrained f, which along a constrained motion does not see the
+## constraint force: rho stays a function of the state and the map
+## reversible, but rho follows the time scale of the constrained motion only
+## roughly (a Cartesian pendulum of length L about q = 0: sqrt(g/L),
+## constant steps).  Give @qcode{"StepDensityFcn"} when the steps should
+## follow a time scale of the constrained motion.
 ## For g(q) the default is the classical method above (Störmer–Verlet base,
 ## fibres p - G(q)' s in closed form); @qcode{"midpoint"} and
 ## @qcode{"symplectic_euler"} apply there too.  @code{sol.stats} then counts
