@@ -4,8 +4,9 @@
 ## over @var{orbits} periods (default 200) for each eccentricity (default
 ## [0.9 0.99]), starting at the pericentre: fixed steps, step doubling and
 ## the time-reversible step density (StepControl "reversible": the default
-## density rho = |f| at three tolerances and at InitialStep = eps = 3.8e-4,
-## and Kepler's rho = |q|^(-3/2) given as StepDensityFcn).
+## density (since the state normalisation the rate sqrt ((|q'|/|p|)
+## (|p'|/|q|)) = |q|^(-3/2) here; rho = |f| before) at three tolerances and
+## at InitialStep 3.8e-4, and Kepler's rho = |q|^(-3/2) given as G alone).
 ## Prints steps, calls of f, wall time and max |H - H0| in each tenth of the
 ## run; returns the rows as a struct array.  From the repository root:
 ## @example
@@ -35,11 +36,11 @@ function R = reversible_kepler (orbits = 200, eccentricities = [0.9 0.99])
       cases(end+1, :) = {sprintf("step doubling, tol %g", tol), odepkgset(base, "RelTol", tol, "AbsTol", tol)};
     endfor
     for tol = [1e-4 1e-6 1e-8]
-      cases(end+1, :) = {sprintf("reversible rho=|f|, tol %g", tol), ...
+      cases(end+1, :) = {sprintf("reversible default rho, tol %g", tol), ...
                          odepkgset(base, "StepControl", "reversible", "RelTol", tol, "AbsTol", tol)};
     endfor
-    ## eps given directly (InitialStep = eps, the first step, at the pericentre)
-    cases(end+1, :) = {"reversible rho=|f|, InitialStep 3.8e-4", ...
+    ## the first step given (eps = InitialStep rho(y0))
+    cases(end+1, :) = {"reversible default rho, InitialStep 3.8e-4", ...
                        odepkgset(base, "StepControl", "reversible", "InitialStep", 3.8e-4)};
     for tol = [1e-4 1e-6 1e-8]
       cases(end+1, :) = {sprintf("reversible rho=|q|^-1.5, tol %g", tol), ...

@@ -120,7 +120,12 @@
 ## max |G(q, v) + G(q, -v)| = 6e-5 and 2.5e-4 after 2000 steps forward and
 ## back, against 0 and 3e-9 here.)  With constraints the default density does
 ## not see the constraint forces (on the heavy top held by Phi = x - R X its
-## steps vary by 10 % only): give a StepDensityFcn there.
+## steps vary by 10 % only): give a StepDensityFcn there.  The run starts
+## from rho(y0) (or @qcode{"InitialStepDensity"}); as this speed mixes
+## units (v and its rate) it is not a rate, and eps is the step step
+## doubling accepts at t0 times rho(y0) (it depends on y0), or
+## @qcode{"InitialStep"} times rho(y0), or @qcode{"StepDensityEps"}:
+## continue or reverse a run with @code{sol.stepdensity} (@code{help odeSV}).
 ## @item @qcode{"Refine"}
 ## Refine - 1 more output points inside each step, from the interpolant of
 ## @code{deval}: on the group (a cubic Hermite curve in the Lie algebra,

@@ -64,8 +64,8 @@
 ## @qcode{"StepControl"}, @qcode{"reversible"} (odeSV, odeVV, odeRATTLE):
 ## variable steps from a time-reversible step density (Hairer and Söderlind
 ## 2005) that keep the bounded energy error of fixed steps; 3 more fcn per
-## step for the default density |f|, one call of @qcode{"StepDensityFcn"}
-## with your own.  Use it for long runs whose time scale varies.  It takes
+## step for the default density (a local rate, the same in any units), one
+## call of @qcode{"StepDensityFcn"} with your own.  Use it for long runs whose time scale varies.  It takes
 ## compositions (@qcode{"Order"}) and the geometric RATTLE for g(q, p) over
 ## a symmetric base method too.
 ## @end itemize
@@ -162,8 +162,7 @@
 ## @strong{Modifying options.}  Change a struct from @code{odepkgset} with
 ## @code{odepkgset (@var{opts}, @var{name}, @var{value}, @dots{})}, not with
 ## @code{odeset (@var{opts}, @dots{})}: Octave's @code{odeset} warns once for
-## every package option in the struct (34 warnings for a struct from
-## @code{odepkgset} in this version).  An empty value clears an option.
+## every package option in the struct.  An empty value clears an option.
 ##
 ## @strong{Documentation.}  The package's @file{doc} folder has one page per
 ## topic.  @code{pkg install} copies it into the installed package, at

@@ -160,6 +160,15 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
              solver, t(end), msg);
   endif
 
+  ## StepControl "reversible": where the density ended, for a continuation
+  ## or a reversal (sol.stepdensity; the help of odeSV says how to use it)
+  stepdensity = [];
+  if (isfield (st, "stepdensityrho"))
+    stepdensity = struct ("rho", st.stepdensityrho, "eps", st.stepdensityeps,
+                          "lasteps", st.stepdensitylasteps);
+    st = rmfield (st, {"stepdensityrho", "stepdensitylasteps"});
+  endif
+
   nv = 0;
   if (isfield (st, "groupdim"))
     nv = st.groupdim;
@@ -301,6 +310,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       endif
       if (! isempty (o.Events))
         sol.xe = te.';  sol.ye = ye.';  sol.ie = ie.';
+      endif
+      if (! isempty (stepdensity))
+        sol.stepdensity = stepdensity;
       endif
       out = {sol};
     case 2

@@ -144,8 +144,15 @@ endfunction
 ## StepControl "reversible" (Hairer and Söderlind 2005) needs a symmetric
 ## method and its own steps: refused, with the reason, elsewhere.
 function reversible_step_control (solver, o)
-  if (! isempty (o.StepDensityFcn) && ! strcmp (o.StepControl, "reversible"))
-    bad (solver, "StepDensityFcn", 'given with StepControl "reversible"');
+  for name = {"StepDensityFcn", "StepDensityEps", "InitialStepDensity"}
+    if (! isempty (o.(name{1})) && ! strcmp (o.StepControl, "reversible"))
+      bad (solver, name{1}, 'given with StepControl "reversible"');
+    endif
+  endfor
+  e = o.StepDensityEps;
+  if (! isempty (e) && ! (isnumeric (e) && isreal (e) && any (numel (e) == [1, 2])
+                          && all (e(:) > 0 & e(:) < Inf)))
+    bad (solver, "StepDensityEps", "a positive finite eps, or [first_eps, eps] (from sol.stepdensity)");
   endif
   if (! strcmp (o.StepControl, "reversible"))
     return;

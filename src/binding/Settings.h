@@ -5,6 +5,7 @@
 #define ODEPKG_BINDING_SETTINGS_H
 
 #include "loop/Integrator.hpp"
+#include "loop/ReversibleStepDensity.hpp"
 #include "NewtonSolver.hpp"
 #include "composition/CompositionTables.hpp"
 #include "OctaveCallbacks.h"
@@ -49,7 +50,8 @@ struct Settings {
   octave_value output_fcn;
   octave_value events;  ///< odeset's Events function (empty: none)
   bool reversible = false;  ///< StepControl "reversible" (Hairer–Söderlind step density)
-  octave_value step_density;  ///< StepDensityFcn: G = (d rho/dt) / rho (empty: rho = |f|)
+  octave_value step_density;  ///< StepDensityFcn: G = (d rho/dt) / rho, or [G; rho] (empty: the default)
+  DensityStart density_start;  ///< StepDensityEps, InitialStepDensity (0: chosen by the run)
   Array<octave_idx_type> output_sel;  ///< zero-based; empty: all components
 };
 
@@ -245,6 +247,24 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   if (s.step_density.is_defined() && !s.reversible)
     error_with_id("odepkg:invalidOption",
                   "%s: option \"StepDensityFcn\" is for StepControl \"reversible\"", who.c_str());
+  for (const char* name : {"StepDensityEps", "InitialStepDensity"})
+    if (r.has(name) && !s.reversible)
+      error_with_id("odepkg:invalidOption", "%s: option \"%s\" is for StepControl \"reversible\"", who.c_str(),
+                    name);
+  if (r.has("StepDensityEps")) {
+    const octave_value v = r.get("StepDensityEps");
+    if (!v.isnumeric() || !v.isreal() || (v.numel() != 1 && v.numel() != 2))
+      r.bad("StepDensityEps", "a positive scalar eps, or [first_eps, eps]");
+    const NDArray a = v.array_value();
+    for (octave_idx_type i = 0; i < a.numel(); ++i)
+      if (!(a(i) > 0) || !std::isfinite(a(i))) r.bad("StepDensityEps", "positive and finite");
+    s.density_start.eps = a(a.numel() - 1);
+    if (a.numel() == 2) s.density_start.first_eps = a(0);
+  }
+  if (r.has("InitialStepDensity")) {
+    s.density_start.rho0 = r.real_scalar("InitialStepDensity", 0.0, true);
+    if (!std::isfinite(s.density_start.rho0)) r.bad("InitialStepDensity", "a positive, finite scalar");
+  }
   if (r.has("OutputSel")) {
     const octave_value v = r.get("OutputSel");
     if (!v.isnumeric() || !v.isreal()) r.bad("OutputSel", "a vector of state indices");

@@ -106,7 +106,7 @@ TEST(ReversibleGeometricRattle, ForwardThenBackwardReturnsToTheStart) {
       UserDensity mine;
       StepDensityRate& rate = user ? static_cast<StepDensityRate&>(mine) : speed;
       const double dev = test::forward_backward(*r.st, rate, y0, 0.02, 1000);
-      std::printf("[forward-backward] %-16s %-10s: %.2e\n", base, user ? "user rho" : "rho = |f|", dev);
+      std::printf("[forward-backward] %-16s %-10s: %.2e\n", base, user ? "user rho" : "default", dev);
       // Newton to 1e-14 per step; the default G adds its central
       // difference's round-off, ~1e-11 relative per step (measured 1.0e-10
       // over midpoint, 8.5e-12 over Störmer–Verlet; the user's G 1.5e-12)
@@ -123,8 +123,10 @@ TEST(ReversibleGeometricRattle, ForwardThenBackwardReturnsToTheStart) {
 // A long run under ReversibleIntegrator (RelTol 1e-6, Newton to 1e-14): g
 // and {g, H} at round-off at every step, and the energy error without drift
 // (the largest of the last tenth at most 1.5 times that of the first), for
-// both bases and both densities.  rho = |f| barely varies on this problem
-// (|f| within 8%); the user's rho = 1 + q_1^2 varies the steps by 24%.
+// both bases and both densities.  The default density (the rate
+// sqrt((|q'|/|p|)(|p'|/|q|)), TimeScaleDensity) barely varies on this
+// problem (steps 0.0169..0.0178; rho = |f|, the old default, was within
+// 8%); the user's rho = 1 + q_1^2 varies the steps by 24%.
 TEST(ReversibleGeometricRattle, NoDriftOnTheHiddenManifold) {
   const Vec y0 = start_on_MH();
   const double tf = 300.0;
@@ -153,14 +155,15 @@ TEST(ReversibleGeometricRattle, NoDriftOnTheHiddenManifold) {
       const std::vector<double> m = test::energy_per_tenth(rec, tf, &energy);
       std::printf("[no drift] %-14s %-9s: %ld steps (h %.3g..%.3g), max|g| %.1e, max|{g,H}| %.1e "
                   "(%zu points above 1e-13), max|dH| first tenth %.3g, last %.3g\n",
-                  base, user ? "user rho" : "rho = |f|", r.P->stats().steps, ri.min_step(), ri.max_step(), gmax,
+                  base, user ? "user rho" : "default", r.P->stats().steps, ri.min_step(), ri.max_step(), gmax,
                   hmax, above, m[0], m[9]);
       EXPECT_LT(gmax, 1e-14) << base;
       // {g, H}: round-off (below 1e-13) but at a few points in 10^4, where
       // the slide's Newton stopped on its contraction estimate (measured up
-      // to 1.1e-12 at 6 of 12117 points)
+      // to 1.1e-12 at 6 of 12117 points; with the default density up to
+      // 3.0e-13 at 20 of 17061, which the former bound of 1 in 1000 missed)
       EXPECT_LT(hmax, 5e-12) << base;
-      EXPECT_LT(above, rec.x.size() / 1000) << base;
+      EXPECT_LT(above, rec.x.size() / 500) << base;
       EXPECT_LE(m[9], 1.5 * m[0]) << base << ": first " << m[0] << " last " << m[9];
       if (user) {
         EXPECT_GT(ri.max_step(), 1.15 * ri.min_step()) << base;  // the steps did vary (measured 1.24)

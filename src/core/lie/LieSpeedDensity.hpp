@@ -42,6 +42,7 @@ class LieSpeedDensity final : public StepDensityRate {
     const auto v = x.tail(n_);
     if (!acceleration(t, x, a_)) return false;
     const double rho2 = v.squaredNorm() + a_.squaredNorm();
+    rho_ = std::sqrt(rho2);
     if (!(rho2 > 0.0)) {
       G = 0.0;
       return std::isfinite(rho2);
@@ -60,6 +61,10 @@ class LieSpeedDensity final : public StepDensityRate {
     return std::isfinite(G);
   }
 
+  /// |(v, a)|: mixed units (v and its rate), not a rate: eps then comes
+  /// from the tolerance step at t0 (ReversibleIntegrator.hpp).
+  double last_density() const override { return rho_; }
+
  private:
   // a = M⁻¹(ad(v)ᵀ M v − f(t, y)).
   bool acceleration(double t, const ConstVecRef& y, VecRef a) {
@@ -73,6 +78,7 @@ class LieSpeedDensity final : public StepDensityRate {
   LieGroupProblem& lp_;
   int nq_, n_;
   Vec y_, a_, ap_, am_, w_, f_, r_;
+  double rho_ = 0.0;
 };
 
 }  // namespace odepkg::lie

@@ -5,13 +5,37 @@
 // of Integrator.  No step is ever rejected: the step sequence must stay a
 // function of the state for the map to be reversible.
 //
-// eps: h_0 = eps / rho_0 with rho_0 = 1, so eps is the first step.  It is
-// InitialStep when given; otherwise the step that step doubling would accept
-// at t0 under RelTol/AbsTol (its error estimate brought to within [0.3, 1]
-// of the tolerance by the standard controller, trial steps not taken).  The
-// tolerance thus fixes the local error at t0; elsewhere the density sets
-// the steps, and the energy error stays bounded instead of drifting.
-//
+// rho_0 and eps (Hairer and Söderlind leave both to the user): the run
+// starts from the density of its state, rho_0 = rho(y_0), when the rate
+// knows it (StepDensityRate::last_density: the default TimeScaleDensity, a
+// StepDensityFcn returning [G; rho], odeRATTLie's LieSpeedDensity), else
+// from rho_0 = 1 (a StepDensityFcn returning G alone); DensityStart::rho0
+// (InitialStepDensity) overrides it.  eps, in this order:
+//   1. DensityStart::eps (StepDensityEps), given;
+//   2. InitialStep h_0 given: eps = min(h_0, MaxStep) rho_0, so that the
+//      first step is about h_0 (h_0 = eps / rho_{1/2});
+//   3. a density that is a rate (1/time: TimeScaleDensity, a user's rho):
+//      eps = 2 RelTol^(1/(p+1)), p the method's (composed) order: the steps
+//      that step doubling accepts at the same RelTol for Störmer–Verlet on
+//      a harmonic oscillator (measured 1.81 to 1.90 RelTol^(1/3) for RelTol
+//      1e-4 .. 1e-8; McLachlan4 accepts 4.3 RelTol^(1/5), so this is
+//      conservative for compositions).  It depends on RelTol and p alone,
+//      not on y_0 or the units: a run cut into chunks, or reversed, keeps
+//      its eps.  AbsTol does not enter (a rate is scale-free; a tolerance in
+//      the units of y would need a scale of y, i.e. y_0);
+//   4. otherwise eps = h_tol rho_0, h_tol the step that step doubling
+//      accepts at t0 under RelTol/AbsTol (its estimate brought within
+//      [0.3, 1] of the tolerance, trial steps not taken): this eps depends
+//      on y_0, so continuations should pass the returned eps (case 1).
+// DensityStart::first_eps makes the first step's eps another (a reversed
+// run retracing the shortened last step of the run it reverses).  At the
+// end the run reports final_rho() and last_eps(): rho at the returned state
+// and the eps of the step that reached it (for the shortened last step
+// Phi_{tf - t_n}(y_n), the e of the map step of that size,
+// ReversibleStepDensity::shortened_eps, and rho_n + e (G_n + G(y(tf)))/2):
+// a reversal from (y(tf) with p -> -p, final_rho) with first_eps =
+// last_eps and eps takes the forward steps back to round-off.
+
 // Output at requested times (more than two TIMES): a time t_k that the next
 // step would reach or pass is output from a separate, shortened step
 // Phi_{t_k - t_n}(y_n); the reversible sequence of steps goes on from y_n
@@ -34,6 +58,7 @@
 #include "loop/InitialStep.hpp"
 #include "loop/Integrator.hpp"
 #include "loop/ReversibleStepDensity.hpp"
+#include "loop/TimeScaleDensity.hpp"
 #include "loop/StepDoubling.hpp"
 #include "Stepper.hpp"
 
@@ -60,7 +85,8 @@ class SideSteps {
 
 class ReversibleIntegrator {
  public:
-  /// `rate` = the control function G (nullptr: FieldSpeedDensity, rho = |f|).
+  /// `rate` = the control function G (nullptr: TimeScaleDensity for a
+  /// state [q; p] of 2d numbers, FieldSpeedDensity, rho = |f|, otherwise).
   ReversibleIntegrator(Stepper& stepper, IntegratorOptions opts, StepDensityRate* rate = nullptr)
       : stepper_(stepper),
         problem_(stepper.problem()),
@@ -79,7 +105,10 @@ class ReversibleIntegrator {
     if (rate) {
       rate_ = rate;
     } else {
-      default_rate_ = std::make_unique<FieldSpeedDensity>(problem_);
+      if (problem_.state_size() == 2 * problem_.dim())
+        default_rate_ = std::make_unique<TimeScaleDensity>(problem_);
+      else
+        default_rate_ = std::make_unique<FieldSpeedDensity>(problem_);
       rate_ = default_rate_.get();
     }
   }
@@ -103,6 +132,12 @@ class ReversibleIntegrator {
   /// (EventLocator.hpp, as Integrator::set_events); null: none.
   void set_events(EventLocator* events) { events_ = events; }
 
+  /// Start the density so (StepDensityEps, InitialStepDensity).
+  void set_density_start(const DensityStart& start) { start_ = start; }
+
+  /// eps = 2 RelTol^(1/(p+1)) for a density that is a rate (case 3 above).
+  static double tolerance_eps(double rel_tol, int p) { return 2.0 * std::pow(rel_tol, 1.0 / (p + 1)); }
+
  private:
   IntegrationResult run_steps(const ConstVecRef& times, const ConstVecRef& x0, Observer& observer,
                               const Integrator::InterruptHook& interrupt, const Vec* f0) {
@@ -123,11 +158,31 @@ class ReversibleIntegrator {
     max_step_taken_ = 0.0;
     if (!observer(cur_.t, cur_.x)) return stopped(res);
 
-    double h0 = opts_.initial_step > 0.0 ? opts_.initial_step : tolerance_step(direction, f0);
-    h0 = std::min(h0, opts_.max_step);
-    eps_ = direction * h0;
-    ReversibleStepDensity density(*rate_, eps_, opts_.max_step);
+    ReversibleStepDensity density(*rate_, direction, opts_.max_step);
     if (!density.start(cur_.t, cur_.x)) return failed(res, "the step density's control function G failed");
+    const double known = rate_->last_density();
+    const double rho0 = start_.rho0 > 0.0 ? start_.rho0 : std::isfinite(known) ? known : 1.0;
+    if (!(rho0 > 0.0) || !std::isfinite(rho0)) {
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "the step density is %g at the start (the default density has no time scale where "
+                    "the force or the motion vanishes): give StepDensityFcn, or InitialStepDensity",
+                    rho0);
+      return failed(res, buf);
+    }
+    double e = 0.0;
+    if (start_.eps > 0.0)
+      e = start_.eps;
+    else if (opts_.initial_step > 0.0)
+      e = std::min(opts_.initial_step, opts_.max_step) * rho0;
+    else if (std::isfinite(known) && rate_->density_is_rate())
+      e = tolerance_eps(opts_.norm.rel_tol, stepper_.order());
+    else
+      e = tolerance_step(direction, f0) * rho0;
+    eps_ = direction * e;
+    density.restart(rho0, eps_, direction * start_.first_eps);
+    final_rho_ = rho0;
+    last_eps_ = eps_;
 
     if (events_ && !events_->start(cur_.t, cur_.x))
       return failed(res, "the Events function returned a non-finite value");
@@ -175,6 +230,7 @@ class ReversibleIntegrator {
         terminal = events_->check(cur_, next_.t - cur_.t, next_, failed_eval);
         if (failed_eval) return failed(res, "the Events function returned a non-finite value (or a trial step failed)");
       }
+      const double step_eps = density.step_eps();
       if (!last && !terminal && !density.finish(next_.t, next_.x))
         return failed(res, "the step density's control function G failed");
       // The requested times this step reaches (before a terminal event:
@@ -185,9 +241,16 @@ class ReversibleIntegrator {
         if (!observer(out_.t, out_.x)) return stopped(res);
         ++k;
       }
+      const double t_n = cur_.t;
       std::swap(cur_, next_);
       ++st.steps;
       if (progress_) progress_->step(cur_.t);
+      if (last || terminal) {
+        end_density(density, t_n);
+      } else {
+        final_rho_ = density.rho();
+        last_eps_ = step_eps;
+      }
       if (terminal) {
         observer(cur_.t, cur_.x);
         res.outcome = IntegrationResult::Outcome::StoppedByEvent;
@@ -207,7 +270,12 @@ class ReversibleIntegrator {
 
  public:
   const Point& current() const { return cur_; }
+  /// eps, signed with the direction of time.
   double eps() const { return eps_; }
+  /// rho at the last state the run reached, and the eps of the step that
+  /// reached it (signed): the start of a continuation or reversal.
+  double final_rho() const { return final_rho_; }
+  double last_eps() const { return last_eps_; }
   /// Smallest and largest step of the density (the shortened output steps
   /// not counted); min > max when no step was taken.
   double min_step() const { return min_step_; }
@@ -234,6 +302,23 @@ class ReversibleIntegrator {
     }
     to.t = target;
     return true;
+  }
+
+  // The density at cur_, reached from (t_n, y_n, rho_n, G_n) by a shortened
+  // step (ReversibleStepDensity::shortened_eps); y_n itself when that step
+  // was within the time resolution.
+  void end_density(const ReversibleStepDensity& density, double t_n) {
+    const double h = cur_.t - t_n;
+    final_rho_ = density.rho();  // last_eps_: the e of the step that reached y_n
+    if (std::abs(h) < Integrator::time_resolution(t_n, cur_.t)) return;
+    double G1 = 0.0;
+    const double e = density.shortened_eps(h);
+    if (!(*rate_)(cur_.t, cur_.x, G1)) {
+      final_rho_ = std::numeric_limits<double>::quiet_NaN();
+      return;
+    }
+    final_rho_ = density.rho() + 0.5 * e * (density.G() + G1);
+    last_eps_ = e;
   }
 
   // The step that step doubling accepts at t0: from the initial-step
@@ -307,7 +392,10 @@ class ReversibleIntegrator {
   Stepper& stepper_;
   HamiltonianProblem& problem_;
   IntegratorOptions opts_;
-  std::unique_ptr<FieldSpeedDensity> default_rate_;
+  std::unique_ptr<StepDensityRate> default_rate_;
+  DensityStart start_;
+  double final_rho_ = std::numeric_limits<double>::quiet_NaN();
+  double last_eps_ = 0.0;
   StepDensityRate* rate_ = nullptr;
   Point cur_, next_, out_;
   double eps_ = 0.0;
