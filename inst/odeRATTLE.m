@@ -157,6 +157,31 @@
 ## sqrt(NewtonTol) |q|, the step is rejected (adaptive steps) or the run
 ## stops there with @code{odepkg:integrationFailed}; no step off the
 ## constraint manifold is returned.
+##
+## @strong{The Newton iteration at the edges.}  RATTLE's position equations
+## g(q_1) = 0 have several roots; the method is the one that tends to the
+## unconstrained step as h -> 0.  The fast iteration (a chord Newton from the
+## multipliers extrapolated from the last steps) is checked: a root whose
+## multipliers move q_1 further than the curvature of the manifold allows
+## (their displacement, less the normal part of the free step, beyond half
+## the free step) is solved again, and a failed iteration is retried, by a
+## globalised Newton: the Jacobian at every iterate, minimum-norm
+## corrections through rank loss of G, a backtracking line search on |g|,
+## from the warm start and from zero multipliers (the unconstrained step),
+## keeping the root nearest the unconstrained step.  A step is refused only
+## when neither start finds such a root (adaptive steps: a smaller step;
+## fixed steps: the run stops, the message saying whether only a distant
+## root was found).  Iterations stop once |g| is at the round-off of its own
+## evaluation, 4 eps |G| |q| (on small steps the Newton matrix grows like
+## 1/h^2 and asks for no more).  Near singular configurations (a
+## parallelogram linkage through its collinear positions) the general path
+## retries with singular values below sqrt(eps) of the largest dropped.
+## @code{sol.stats.nnewtonretries} counts the steps so retried,
+## @code{ndistantroots} the roots rejected as off the branch.  With
+## @qcode{"OnFailure"}, @qcode{"error"} a step that cannot be completed is
+## an error (@code{odepkg:integrationFailed}) instead of a warning with the
+## partial solution: a sampling loop (constrained Hamiltonian Monte Carlo)
+## then cannot take a partial trajectory for a proposal.
 ## @code{sol.stats} reports the largest |g(q)| and |G(q) H_p| met: measured
 ## at the returned points, except where the last Newton iterate's values are
 ## already below 0.01 @qcode{"NewtonTol"} (ordinary steps) and are recorded
@@ -224,7 +249,8 @@
 ## when there is no output argument); @qcode{"Stats"}, @qcode{"on"} prints
 ## the counts.  If a step fails midway (Newton diverges, step size
 ## underflow, non-finite values), the solution computed so far is returned
-## with a warning @code{odepkg:integrationFailed} naming t and the cause.
+## with a warning @code{odepkg:integrationFailed} naming t and the cause
+## (an error with @qcode{"OnFailure"}, @qcode{"error"}).
 ##
 ## Example:
 ## @example
@@ -1460,3 +1486,161 @@ endfunction
 %! dE = abs (E - E(1));
 %! assert (max (dE) < 1e-3 * E(1));
 %! assert (max (dE(161:201)) <= 1.5 * max (dE(1:41)));
+
+## --- the constrained Newton at the edges ----------------------------------
+## Explicit RATTLE on the unit sphere, H = |p|^2/2 - kappa q_3: the position
+## equation is a quadratic in s (q_1 = a - s q_0); RATTLE takes its root
+## nearest 0.  The closed form, step by step (the reference of the tests).
+%!function [Y, ok] = sphere_closed_form (y0, h, n, kappa)
+%!  F = [0; 0; kappa]; q = y0(1:3); p = y0(4:6); Y = y0(:).'; ok = true;
+%!  for k = 1:n
+%!    a = q + h * (p + h/2 * F);            # q_1 at zero multipliers
+%!    b = a' * q; c = a' * a - 1; disc = b^2 - (q' * q) * c;
+%!    if (disc < 0)
+%!      ok = false;
+%!      return;
+%!    endif
+%!    s = (b - sqrt (disc)) / (q' * q);     # the root nearest s = 0
+%!    q1 = a - s * q;
+%!    ps = (q1 - q) / h + h/2 * F;
+%!    p = ps - (ps' * q1) / (q1' * q1) * q1;
+%!    q = q1;
+%!    Y(end+1, :) = [q; p].';
+%!  endfor
+%!endfunction
+%!function o = sphere_opts (explicit, h)
+%!  o = odepkgset ("Explicit", explicit, "ConstraintFcn", @(q) q'*q - 1, ...
+%!                 "ConstraintGradFcn", @(q) 2*q', "ConstraintsNb", 1, "TimeStepSize", h);
+%!endfunction
+
+%!test
+%! ## A solvable step is never refused: kappa = 5, h = 0.3 from x0 = e1 (the
+%! ## warm-started chord failed at step 4, where the quadratic has the roots
+%! ## 0.46 and 1.91); both paths do the 10 steps of the closed form
+%! kappa = 5; f = @(t, y) [y(4:6); 0; 0; kappa]; y0 = [1; 0; 0; 0; 0.5; 0];
+%! [Yc, okc] = sphere_closed_form (y0, 0.3, 10, kappa);
+%! assert (okc);
+%! for e = {"yes", "no"}
+%!   sol = odeRATTLE (f, [0 3], y0, sphere_opts (e{1}, 0.3));
+%!   assert (numel (sol.x), 11);
+%!   assert (sol.y.', Yc, 1e-11);      # Newton to NewtonTol 1e-12 a step
+%! endfor
+
+%!test
+%! ## A seeded sweep of random starts at h = 0.25 (steps of up to a radius):
+%! ## every start whose closed form completes 10 steps is completed, on the
+%! ## branch the closed form follows (to 1e-10), never on another root; the
+%! ## sweep meets steps where the warm start reaches the other root
+%! kappa = 5; f = @(t, y) [y(4:6); 0; 0; kappa]; h = 0.25;
+%! for e = {"yes", "no"}
+%!   randn ("state", 7);
+%!   ncf = 0; retried = 0;
+%!   for trial = 1:120
+%!     x = randn (3, 1); x /= norm (x); p = randn (3, 1); p -= (p' * x) * x;
+%!     [Yc, okc] = sphere_closed_form ([x; p], h, 10, kappa);
+%!     if (! okc)
+%!       continue;
+%!     endif
+%!     ncf++;
+%!     sol = odeRATTLE (f, [0 10*h], [x; p], sphere_opts (e{1}, h));
+%!     assert (numel (sol.x), 11);
+%!     assert (sol.y.', Yc, 1e-10);
+%!     retried += sol.stats.nnewtonretries;
+%!   endfor
+%!   assert (ncf > 90);
+%!   assert (retried > 0);
+%! endfor
+
+%!test
+%! ## No solution near the unconstrained step (the quadratic has no real
+%! ## root): the run stops with the partial solution and a warning, or with
+%! ## OnFailure "error" an error; bad values of OnFailure are refused
+%! kappa = 5; f = @(t, y) [y(4:6); 0; 0; kappa]; h = 0.25;
+%! y0 = [0.091984864725110554; -0.49805965992952461; 0.86225017240496338; ...
+%!       -1.2918617356584829; 3.2820304827597901; 2.0336078428711866];
+%! [~, okc] = sphere_closed_form (y0, h, 1, kappa);
+%! assert (! okc);
+%! lastwarn ("");
+%! txt = evalc ("sol = odeRATTLE (f, [0 h], y0, sphere_opts (\"yes\", h));");
+%! [~, id] = lastwarn ();
+%! assert (id, "odepkg:integrationFailed");
+%! assert (numel (sol.x), 1);
+%! assert (sol.stats.nnewtonretries, 1);
+%! o = odepkgset (sphere_opts ("yes", h), "OnFailure", "error");
+%! try
+%!   odeRATTLE (f, [0 h], y0, o);
+%!   error ("no error");
+%! catch err
+%!   assert (err.identifier, "odepkg:integrationFailed");
+%! end_try_catch
+%!error <OnFailure> odeRATTLE (@(t, y) [y(4:6); 0; 0; 1], [0 1], [1; 0; 0; 0; 1; 0], odepkgset (sphere_opts ("yes", 0.1), "OnFailure", "stop"))
+
+%!function [y0, f, g, G] = fourbar (theta0, coupler)
+%!  ## natural coordinates: the moving joints A (crank 1 from the origin) and
+%!  ## B (coupler to A, rocker 2 from C = (4, 0)); the crank turns at 6 rad/s
+%!  C = [4; 0]; A = [cos(theta0); sin(theta0)];
+%!  d = norm (C - A); a = (coupler^2 - 4 + d^2) / (2 * d); e = (C - A) / d;
+%!  B = A + a * e + sqrt (coupler^2 - a^2) * [-e(2); e(1)];
+%!  Ad = 6 * [-sin(theta0); cos(theta0)];
+%!  Bd = [(B - A)'; (B - C)'] \ [(B - A)' * Ad; 0];
+%!  y0 = [A; B; Ad; Bd];
+%!  f = @(t, y) [y(5:8); zeros(4, 1)];
+%!  g = @(q) [q(1:2)'*q(1:2) - 1; (q(3:4)-q(1:2))'*(q(3:4)-q(1:2)) - coupler^2; (q(3:4)-C)'*(q(3:4)-C) - 4];
+%!  G = @(q) 2 * [q(1) q(2) 0 0; -(q(3:4)-q(1:2))' (q(3:4)-q(1:2))'; 0 0 (q(3:4)-C)'];
+%!endfunction
+
+%!test
+%! ## A four-bar linkage 1e-4 from its change point (ground 4, crank 1,
+%! ## coupler 3 + 1e-4, rocker 2), through the near-fold: smaller steps
+%! ## must pass where larger ones do (h = 5e-5 ... 1e-5 stopped there, the
+%! ## convergence test asking below the round-off of g once the Newton
+%! ## matrix grows like 1/h^2); the end states agree as h^2; G keeps full
+%! ## rank, so no singular-constraints warning
+%! [y0, f, g, G] = fourbar (pi - 0.1, 3 + 1e-4);
+%! hs = [1e-4 5e-5 2e-5 1e-5]; T = 0.03; Y = zeros (8, numel (hs));
+%! for e = {"yes", "no"}
+%!   for k = 1:numel (hs)
+%!     o = odepkgset ("Explicit", e{1}, "ConstraintFcn", g, "ConstraintGradFcn", G, ...
+%!                    "ConstraintsNb", 3, "TimeStepSize", hs(k));
+%!     lastwarn ("");
+%!     sol = odeRATTLE (f, [0 T], y0, o);
+%!     [msg, id] = lastwarn ();
+%!     assert (id, "");
+%!     assert (sol.x(end), T, 1e-12);
+%!     assert (norm (g (sol.y(1:4, end))), 0, 1e-13);
+%!     Y(:, k) = sol.y(:, end);
+%!   endfor
+%!   d = vecnorm (Y(:, 1:end-1) - Y(:, end));   # against the finest
+%!   assert (d(1) / d(2), ((1e-4^2 - 1e-5^2) / (5e-5^2 - 1e-5^2)), 0.3 * (d(1) / d(2)));
+%! endfor
+
+%!test
+%! ## A parallelogram linkage (ground 4, crank 1, coupler 4, rocker 1; unit
+%! ## masses at the joints, gravity) released from rest passes through
+%! ## collinear configurations where G loses rank; on the parallelogram
+%! ## branch the crank angle is a pendulum, theta'' = -g cos theta.  Three
+%! ## passages, g at round-off, theta against ode45 at 1e-12, order 2.
+%! grav = 9.81; th0 = 0.3; C = [4; 0];
+%! A = [cos(th0); sin(th0)]; y0 = [A; A + [4; 0]; zeros(4, 1)];
+%! f = @(t, y) [y(5:8); 0; -grav; 0; -grav];
+%! g = @(q) [q(1:2)'*q(1:2) - 1; (q(3:4)-q(1:2))'*(q(3:4)-q(1:2)) - 16; (q(3:4)-C)'*(q(3:4)-C) - 1];
+%! G = @(q) 2 * [q(1) q(2) 0 0; -(q(3:4)-q(1:2))' (q(3:4)-q(1:2))'; 0 0 (q(3:4)-C)'];
+%! T = 2;
+%! [~, th] = ode45 (@(t, x) [x(2); -grav * cos(x(1))], [0 T], [th0; 0], odeset ("RelTol", 1e-12, "AbsTol", 1e-12));
+%! for e = {"yes", "no"}
+%!   err = [];
+%!   for h = [1e-3 5e-4]
+%!     o = odepkgset ("Explicit", e{1}, "ConstraintFcn", g, "ConstraintGradFcn", G, ...
+%!                    "ConstraintsNb", 3, "TimeStepSize", h);
+%!     warning ("off", "odepkg:singularConstraints", "local");
+%!     sol = odeRATTLE (f, [0 T], y0, o);
+%!     assert (sol.x(end), T, 1e-12);
+%!     Ay = sol.y(2, :);
+%!     assert (sum (abs (diff (sign (Ay))) > 0), 3);   # three collinear passages
+%!     gmax = max (abs (cellfun (@(k) norm (g (sol.y(1:4, k))), num2cell (1:numel (sol.x)))));
+%!     assert (gmax < 2e-13);      # round-off of g: 4 eps |G| |q| = 1.2e-13 at (1, 0, 5, 0)
+%!     err(end+1) = abs (unwrap (atan2 (sol.y(2, :), sol.y(1, :)))(end) - th(end, 1));
+%!   endfor
+%!   assert (err(1) < 5e-5);
+%!   assert (log2 (err(1) / err(2)), 2, 0.2);
+%! endfor

@@ -106,7 +106,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     monitor_t0.y0 = y0;
   endif
 
-  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress", "MonitorMultipliers"});
+  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress", "MonitorMultipliers", "OnFailure"});
   ## No output argument: the run streams through the OutputFcn (odeplot by
   ## default) and nothing is stored, so no output memory limit applies.
   store = nout > 0;
@@ -155,6 +155,12 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   end_unwind_protect
 
   if (! ok)
+    ## OnFailure "error": a sampling loop sees the failure as an error (it
+    ## would otherwise take the partial solution for a proposal)
+    if (strcmp (o.OnFailure, "error"))
+      error ("odepkg:integrationFailed", "%s: integration stopped at t = %.15g: %s",
+             solver, t(end), msg);
+    endif
     warning ("odepkg:integrationFailed",
              "%s: integration stopped at t = %.15g: %s; returning the solution computed so far",
              solver, t(end), msg);

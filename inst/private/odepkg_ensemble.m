@@ -57,7 +57,7 @@ function out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extr
     refuse (solver, "NodeOutput");
   endif
 
-  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress", "MonitorMultipliers"});
+  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress", "MonitorMultipliers", "OnFailure"});
   store = nout > 0;
   streamed = false;
   if (isempty (o.OutputFcn) && nout == 0)
@@ -91,6 +91,10 @@ function out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extr
   endif
 
   failed = find (status < 0);
+  if (! isempty (failed) && strcmp (o.OnFailure, "error"))
+    error ("odepkg:integrationFailed", "%s: %d of %d members failed (members %s): %s",
+           solver, numel (failed), K, num2str (failed(1:min(end, 10))), msg{failed(1)});
+  endif
   if (! isempty (failed))
     warning ("odepkg:integrationFailed",
              "%s: %d of %d members failed (members %s): %s; their outputs are NaN from then on, the others went on",

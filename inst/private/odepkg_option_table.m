@@ -83,6 +83,8 @@ function T = build ()
     "ConstraintsNb", "count", [], constrained, "the number m of constraints";
     "MonitorMultipliers", "onoff", "off", constrained, ...
       "\"on\": sol.lambda (the multipliers of y' = f + J Dg' lambda) and sol.residuals (|g|, |Dg f|) at the output times, computed after the run (2m + 3 calls of f per output, counted in stats; odeRATTLie: residuals only, its sol.lambda is always returned)";
+    "OnFailure", "choice", "warning", all_, ...
+      "a step that cannot be completed mid-run: \"warning\" (return what was computed, as ode45) or \"error\" (odepkg:integrationFailed, for sampling loops)";
     "InitialProjection", "choice", "warn", constrained, ...
       "inconsistent initial data: \"warn\" (project and warn) or \"error\"";
     "ConstraintVariables", "choice", "q", shake_rattle, ...
@@ -116,6 +118,8 @@ function T = build ()
         T(i).values = {"off", "on", "text", "waitbar"};
       case "InitialProjection"
         T(i).values = {"warn", "error"};
+      case "OnFailure"
+        T(i).values = {"warning", "error"};
       case "ConstraintVariables"
         T(i).values = {"q", "qp"};
       case "BaseMethod"
