@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <random>
 
 using namespace odepkg;
 
@@ -749,5 +750,99 @@ TEST(Rattle, NonQuadraticKineticEnergyFallsBack) {
     std::printf("[relativistic] %s separable vs general %.2e, f calls/step %.2f\n", shake ? "shake " : "rattle",
                 e, Ps->stats().field_evals / 250.0);
     EXPECT_LT(e, 1e-11);
+  }
+}
+
+// The Newton at the edges: explicit RATTLE on the unit sphere with a linear
+// potential (H = |p|^2/2 - kappa q_3) at steps of up to a radius.  The
+// position equation is a quadratic in s (q_1 = a - s q_0) whose root nearest
+// 0 is RATTLE's; the warm-started chord once refused a solvable step there
+// (h = 0.3, from e1) and reached the other root at h = 0.25.  Every step
+// must match the closed form, on both paths, or be refused when the
+// quadratic has no real root.
+namespace edges {
+
+Sys sphere(double kappa) {
+  Sys s;
+  s.d = 3;
+  s.m = 1;
+  s.f = [kappa](double, const ConstVecRef& x, VecRef dx) {
+    dx.head(3) = x.tail(3);
+    dx.tail(3) << 0.0, 0.0, kappa;
+  };
+  s.hess = [](double, const ConstVecRef&, MatRef H) {
+    H.setZero();
+    H.bottomRightCorner(3, 3).setIdentity();
+  };
+  s.g = [](const ConstVecRef& q, VecRef g) { g(0) = q.squaredNorm() - 1.0; };
+  s.G = [](const ConstVecRef& q, MatRef G) { G.row(0) = 2.0 * q.transpose(); };
+  s.GH = [](const ConstVecRef&, MatRef H) {
+    H.setZero();
+    H.leftCols(3) = 2.0 * Mat::Identity(3, 3);
+  };
+  return s;
+}
+
+/// One step of the closed form; false where the quadratic has no real root.
+bool closed_form_step(const Vec& x, double h, double kappa, Vec& out) {
+  const Vec q = x.head(3);
+  Vec F(3);
+  F << 0.0, 0.0, kappa;
+  const Vec a = q + h * (x.tail(3) + 0.5 * h * F);
+  const double b = a.dot(q), c = a.squaredNorm() - 1.0, disc = b * b - q.squaredNorm() * c;
+  if (disc < 0.0) return false;
+  const double s = (b - std::sqrt(disc)) / q.squaredNorm();
+  const Vec q1 = a - s * q;
+  const Vec ps = (q1 - q) / h + 0.5 * h * F;
+  out.resize(6);
+  out.head(3) = q1;
+  out.tail(3) = ps - ps.dot(q1) / q1.squaredNorm() * q1;
+  return true;
+}
+
+}  // namespace edges
+
+TEST(Rattle, NewtonAtTheEdgesFollowsTheClosedForm) {
+  const double kappa = 5.0;
+  const Sys s = edges::sphere(kappa);
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  for (bool separable : {true, false}) {
+    long completed = 0, retried = 0;
+    for (int trial = 0; trial < 150; ++trial) {
+      Vec x(6);
+      for (int i = 0; i < 6; ++i) x(i) = normal(rng);
+      x.head(3).normalize();
+      x.tail(3) -= x.tail(3).dot(x.head(3)) * x.head(3);
+      const double h = trial == 0 ? 0.3 : 0.25;
+      if (trial == 0) x << 1, 0, 0, 0, 0.5, 0;
+      auto P = s.make();
+      Rattle r(*P, separable);
+      Point a(6), b(6);
+      a.set(0.0, x);
+      Vec ref = x, next(6);
+      bool all = true;
+      for (int k = 0; k < 10; ++k) {
+        const bool solvable = edges::closed_form_step(ref, h, kappa, next);
+        const StepStatus st = r.step(a, h, b);
+        if (!solvable) {  // no root: refused, never a step elsewhere
+          EXPECT_NE(st, StepStatus::Success) << "trial " << trial << " step " << k;
+          all = false;
+          break;
+        }
+        ASSERT_EQ(st, StepStatus::Success) << (separable ? "separable" : "general") << " trial " << trial
+                                           << " step " << k;
+        EXPECT_LT((b.x - next).lpNorm<Eigen::Infinity>(), 1e-11)
+            << (separable ? "separable" : "general") << " trial " << trial << " step " << k;
+        ref = b.x;  // the next step from the method's own point
+        std::swap(a, b);
+      }
+      completed += all;
+      retried += P->stats().newton_retries;
+    }
+    std::printf("[edges] %s: %ld of 150 starts completed 10 steps, %ld steps retried\n",
+                separable ? "separable" : "general", completed, retried);
+    EXPECT_GT(completed, 100);
+    EXPECT_GT(retried, 0);
   }
 }
