@@ -1644,3 +1644,30 @@ endfunction
 %!   assert (err(1) < 5e-5);
 %!   assert (log2 (err(1) / err(2)), 2, 0.2);
 %! endfor
+
+%!test
+%! ## No continuation: the unit spheres about 0 and (0, 0, 2) meet only at
+%! ## (0, 0, 1), where G = [0 0 2; 0 0 -2] has rank 1; with a velocity along
+%! ## their common tangent the data are consistent but no step exists.  The
+%! ## run stops at t = 0 with odepkg:singularConstraints naming
+%! ## sigma_min(G), and with OnFailure "error" it is that error.
+%! f = @(t, y) [y(4:6); 0; 0; 0];
+%! c = [0; 0; 2];
+%! o = odepkgset ("ConstraintFcn", @(q) [q'*q - 1; (q-c)'*(q-c) - 1], ...
+%!                "ConstraintGradFcn", @(q) 2 * [q'; (q-c)'], "ConstraintsNb", 2, "TimeStepSize", 0.1);
+%! y0 = [0; 0; 1; 1; 0; 0];
+%! for e = {"yes", "no"}
+%!   oe = odepkgset (o, "Explicit", e{1});
+%!   lastwarn ("");
+%!   txt = evalc ("sol = odeRATTLE (f, [0 1], y0, oe);");
+%!   [msg, id] = lastwarn ();
+%!   assert (id, "odepkg:singularConstraints");
+%!   assert (! isempty (strfind (msg, "smallest singular value 0")), msg);
+%!   assert (numel (sol.x), 1);
+%!   try
+%!     odeRATTLE (f, [0 1], y0, odepkgset (oe, "OnFailure", "error"));
+%!     error ("no error");
+%!   catch err
+%!     assert (err.identifier, "odepkg:singularConstraints");
+%!   end_try_catch
+%! endfor

@@ -155,14 +155,31 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   end_unwind_protect
 
   if (! ok)
+    ## A stop at a singular configuration (G(q) losing rank, where no
+    ## continuation was found) says so: odepkg:singularConstraints naming
+    ## sigma_min(G) (one call of G, counted)
+    id = "odepkg:integrationFailed";
+    if (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})) && ! isempty (o.ConstraintGradFcn))
+      if (ischar (store))
+        ylast = y(:, end);
+      else
+        ylast = y(end, :).';
+      endif
+      [sing, smin, smax] = singular_at (o, ylast, extra);
+      st.nconstrgradevals += 1;
+      if (sing)
+        id = "odepkg:singularConstraints";
+        msg = sprintf (["%s; G(q) is singular there (smallest singular value %.3g, largest %.3g): " ...
+                        "no continuation of the constrained motion through this configuration was found"],
+                       msg, smin, smax);
+      endif
+    endif
     ## OnFailure "error": a sampling loop sees the failure as an error (it
     ## would otherwise take the partial solution for a proposal)
     if (strcmp (o.OnFailure, "error"))
-      error ("odepkg:integrationFailed", "%s: integration stopped at t = %.15g: %s",
-             solver, t(end), msg);
+      error (id, "%s: integration stopped at t = %.15g: %s", solver, t(end), msg);
     endif
-    warning ("odepkg:integrationFailed",
-             "%s: integration stopped at t = %.15g: %s; returning the solution computed so far",
+    warning (id, "%s: integration stopped at t = %.15g: %s; returning the solution computed so far",
              solver, t(end), msg);
   endif
 
@@ -336,6 +353,26 @@ function txt = state_text (solver)
   else
     txt = "[q0; p0]";
   endif
+endfunction
+
+## Whether the constraint gradient is numerically singular at the state x
+## ([q; p]): sigma_min(G) <= sqrt(eps) sigma_max(G).
+function [sing, smin, smax] = singular_at (o, x, extra)
+  d = numel (x) / 2;
+  if (strcmp (o.ConstraintVariables, "qp"))
+    G = o.ConstraintGradFcn (x, extra{:});
+  else
+    G = o.ConstraintGradFcn (x(1:d), extra{:});
+  endif
+  if (numel (G) > 4e6)   # a large sparse G: not densified for this message
+    sing = false;
+    smin = smax = NaN;
+    return;
+  endif
+  s = svd (full (G));
+  smin = min (s);
+  smax = max (s);
+  sing = ! (smin > sqrt (eps) * smax);
 endfunction
 
 ## A + B, field by field (the monitor's call counts).
