@@ -33,7 +33,6 @@ namespace odepkg {
 class DampedMultiplierNewton {
  public:
   enum class Outcome { Converged, Failed, NonFinite };
-  static constexpr int kMaxIterations = 50;
   static constexpr int kMaxHalvings = 12;
   static constexpr double kStallFactor = 64.0;  ///< stagnation within this factor of the floor converges
 
@@ -48,14 +47,15 @@ class DampedMultiplierNewton {
   /// Solve from L (overwritten).  `eval(L, q1, g)` forms q_1(L) and
   /// evaluates g there, `grad(q1, G)` evaluates G (false: a non-finite
   /// value); B0 = T_pp G_0^T (d x m), so that dq_1/dL = -h B0; `note(solver)`
-  /// sees each factorization (rank bookkeeping).  On Converged, q1, g and G
-  /// hold the values at the returned L.
+  /// sees each factorization (rank bookkeeping); at most `max_iterations`
+  /// iterations (MaxNewtonIterations).  On Converged, q1, g and G hold the
+  /// values at the returned L.
   template <class Eval, class Grad, class Note>
-  Outcome solve(Eval&& eval, Grad&& grad, Note&& note, const Mat& B0, double h, VecRef L, Vec& q1, Vec& g,
-                Mat& G, Stats& st) {
+  Outcome solve(Eval&& eval, Grad&& grad, Note&& note, const Mat& B0, double h, int max_iterations, VecRef L,
+                Vec& q1, Vec& g, Mat& G, Stats& st) {
     if (!eval(L, q1, g) || !grad(q1, G)) return Outcome::NonFinite;
     double rn = g.norm();
-    for (int it = 0; it < kMaxIterations; ++it) {
+    for (int it = 0; it < max_iterations; ++it) {
       const double floor = residual_floor(row_norm(G), q1.lpNorm<Eigen::Infinity>());
       if (g.lpNorm<Eigen::Infinity>() <= floor) return Outcome::Converged;
       S_.noalias() = G * B0;

@@ -492,7 +492,7 @@ class SeparableRattle : private RattleAcceptance {
       } else {
         L_.setZero();
       }
-      const auto out = damped_.solve(eval, grad, note, B0_, h, L_, q1_, gv_, G1e_, st);
+      const auto out = damped_.solve(eval, grad, note, B0_, h, opts_.max_iterations, L_, q1_, gv_, G1e_, st);
       if (out == DampedMultiplierNewton::Outcome::NonFinite) return StepStatus::NonFinite;
       if (out == DampedMultiplierNewton::Outcome::Failed) continue;
       dfree_.noalias() = h * (B0_ * L_);
