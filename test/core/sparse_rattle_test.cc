@@ -103,6 +103,94 @@ TEST(SparseRattle, SimplifiedNewtonAndItsFallBackToS) {
   EXPECT_LE(res.second, 1e-12);
 }
 
+namespace edges {
+
+/// The unit sphere, H = |p|^2/2 - kappa q_3, g = q'q - 1, G = 2 q' sparse.
+std::unique_ptr<HamiltonianProblem> sphere(double kappa) {
+  auto P = std::make_unique<HamiltonianProblem>(3, [kappa](double, const ConstVecRef& x, VecRef dx) {
+    dx.head(3) = x.tail(3);
+    dx.tail(3) << 0.0, 0.0, kappa;
+  });
+  P->set_constraints(1, [](const ConstVecRef& q, VecRef g) { g(0) = q.squaredNorm() - 1.0; });
+  P->set_sparse_constraint_grad([](const ConstVecRef& q, SpMat& G) {
+    G.resize(1, 3);
+    G.setZero();
+    for (int j = 0; j < 3; ++j) G.insert(0, j) = 2.0 * q(j);
+    G.makeCompressed();
+  });
+  return P;
+}
+
+/// One step of the closed form (q_1 = a - s q_0, s the root of the SHAKE
+/// quadratic nearest 0); false where the quadratic has no real root.
+bool closed_form_step(const Vec& x, double h, double kappa, Vec& out) {
+  const Vec q = x.head(3);
+  Vec F(3);
+  F << 0.0, 0.0, kappa;
+  const Vec a = q + h * (x.tail(3) + 0.5 * h * F);
+  const double b = a.dot(q), c = a.squaredNorm() - 1.0, disc = b * b - q.squaredNorm() * c;
+  if (disc < 0.0) return false;
+  const double s = (b - std::sqrt(disc)) / q.squaredNorm();
+  const Vec q1 = a - s * q;
+  const Vec ps = (q1 - q) / h + 0.5 * h * F;
+  out.resize(6);
+  out.head(3) = q1;
+  out.tail(3) = ps - ps.dot(q1) / q1.squaredNorm() * q1;
+  return true;
+}
+
+}  // namespace edges
+
+// Rattle.NewtonAtTheEdgesFollowsTheClosedForm for a sparse G (the sparse
+// separable path, both its general step and, from the ninth step on, the
+// quadratic-T step): explicit RATTLE on the sphere at h = 0.3 and 0.25,
+// steps of up to a radius, against the closed form step by step; a step
+// whose quadratic has no real root is refused, never taken elsewhere.
+TEST(SparseRattle, NewtonAtTheEdgesFollowsTheClosedForm) {
+  const double kappa = 5.0;
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  long completed = 0, retried = 0, distant = 0, refused = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    Vec x(6);
+    for (int i = 0; i < 6; ++i) x(i) = normal(rng);
+    x.head(3).normalize();
+    x.tail(3) -= x.tail(3).dot(x.head(3)) * x.head(3);
+    const double h = trial == 0 ? 0.3 : 0.25;
+    if (trial == 0) x << 1, 0, 0, 0, 0.5, 0;
+    auto P = edges::sphere(kappa);
+    Rattle r(*P, true);
+    ASSERT_NE(r.sparse_separable(), nullptr);
+    Point a(6), b(6);
+    a.set(0.0, x);
+    Vec ref = x, next(6);
+    bool all = true;
+    for (int k = 0; k < 10; ++k) {
+      const bool solvable = edges::closed_form_step(ref, h, kappa, next);
+      const StepStatus st = r.step(a, h, b);
+      if (!solvable) {  // no root: refused, never a step elsewhere
+        EXPECT_NE(st, StepStatus::Success) << "trial " << trial << " step " << k;
+        ++refused;
+        all = false;
+        break;
+      }
+      ASSERT_EQ(st, StepStatus::Success) << "trial " << trial << " step " << k;
+      EXPECT_LT((b.x - next).lpNorm<Eigen::Infinity>(), 1e-11) << "trial " << trial << " step " << k;
+      ref = b.x;  // the next step from the method's own point
+      std::swap(a, b);
+    }
+    completed += all;
+    retried += P->stats().newton_retries;
+    distant += P->stats().distant_roots;
+  }
+  std::printf("[edges, sparse G] %ld of 150 starts completed 10 steps, %ld refused a step with no root; %ld steps "
+              "retried, %ld distant roots set aside\n",
+              completed, refused, retried, distant);
+  EXPECT_GT(completed, 100);
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(retried, 0);
+}
+
 // Octave's sparse() drops exact zeros: a horizontal chain's vertical
 // components start as zeros, so the pattern grows after the first step;
 // the union of the patterns is kept and the results do not change.

@@ -60,6 +60,7 @@
 #include "constrained/AffineRattleSweeps.hpp"
 #include "constrained/RattleAcceptance.hpp"
 #include "constrained/RattleState.hpp"
+#include "constrained/SparseDampedMultiplierNewton.hpp"
 #include "constrained/SparseGramSolver.hpp"
 #include "constrained/SparseRowView.hpp"
 #include "unconstrained/AffineVelocity.hpp"
@@ -91,6 +92,9 @@ class SparseSeparableRattle : private RattleAcceptance {
   static constexpr double kRateFloor = 1e-12;
   /// Half the largest double: the bound on |p_{1/2}| of the position Newton.
   static constexpr double kHalfMax = 0.5 * std::numeric_limits<double>::max();
+  /// Relative change of the multipliers from the last step's within which
+  /// the root is taken as on the last root's branch (near_last_root()).
+  static constexpr double kSameBranch = 0.125;
 
   /// The next step's position Newton takes K_0 (false: S).
   bool simplified_newton() const { return exact_steps_left_ == 0; }
@@ -110,13 +114,19 @@ class SparseSeparableRattle : private RattleAcceptance {
         separability_(shared.d),
         K_(RattleState::rank_tolerance),
         err_(RattleState::rank_tolerance),
-        S_(RattleState::rank_tolerance) {
+        S_(RattleState::rank_tolerance),
+        branch_(RattleState::rank_tolerance),
+        damped_(shared.d, shared.m, RattleState::rank_tolerance) {
     const int d = d_, m = m_;
     work_.resize(2 * d);
     work2_.resize(2 * d);
     x2_.resize(2 * d);
     gv_.resize(m);
     L_ = Vec::Zero(m);
+    Lbest_ = Vec::Zero(m);
+    gbest_ = Vec::Zero(m);
+    q1best_ = Vec::Zero(d);
+    dfree_.resize(d);
     Lprev_ = Vec::Zero(m);
     Lprev2_ = Vec::Zero(m);
     Lprev3_ = Vec::Zero(m);
@@ -160,13 +170,20 @@ class SparseSeparableRattle : private RattleAcceptance {
     K_.invalidate();
   }
 
+  /// One step: the quadratic-T path when its model is active and holds,
+  /// else the general one; when their fast iterations fail or reach a root
+  /// off the branch of the unconstrained step, the step is solved again by
+  /// the globalised Newton (SparseDampedMultiplierNewton) from the warm
+  /// guess and from L = 0, as SeparableRattle::step does.
   StepStatus step(Point& from, double h, Point& to) {
     const SingleThreadedEigen single;
-    if (velocity_.prepare(problem_, from.t, from.x)) {
-      StepStatus s;
-      if (step_affine(from, h, to, s)) return s;
-    }
-    return step_separable(from, h, to);
+    StepStatus s = StepStatus::NewtonDiverged;
+    bool done = false;
+    if (velocity_.prepare(problem_, from.t, from.x)) done = step_affine(from, h, to, s);
+    if (!done) s = step_separable(from, h, to, false);
+    if (s != StepStatus::NewtonDiverged && s != StepStatus::DistantRoot) return s;
+    ++problem_.stats().newton_retries;
+    return step_separable(from, h, to, true);
   }
 
   /// SHAKE's error estimate without its O(h) normal momentum (Rattle::
@@ -183,7 +200,7 @@ class SparseSeparableRattle : private RattleAcceptance {
 
  private:
   // ---- the general separable step ------------------------------------------
-  StepStatus step_separable(Point& from, double h, Point& to) {
+  StepStatus step_separable(Point& from, double h, Point& to, bool globalised) {
     const int d = d_;
     Stats& st = problem_.stats();
     if (!shared_.ensure_force(from, work_)) return StepStatus::NonFinite;
@@ -198,6 +215,14 @@ class SparseSeparableRattle : private RattleAcceptance {
     bool ok = false;
     double theta = 0.0, rate = 0.0;
     long it = 0;
+    if (globalised) {
+      const StepStatus g = solve_globalised(from, h, s, extrap);
+      if (g != StepStatus::Success) {
+        have_tpp_ = have_guess_ = false;
+        return g;
+      }
+      ok = true;
+    }
     for (int attempt = 0; attempt < 2 && !ok; ++attempt) {
       const bool fresh = attempt == 1 || (!have_tpp_ && !extrap);
       if (attempt == 1 || !have_tpp_) {
@@ -249,7 +274,13 @@ class SparseSeparableRattle : private RattleAcceptance {
           ok = true;
           break;
         }
-        if ((it > 0 && theta >= 1.0) || it >= opts_.max_iterations) break;
+        if ((it > 0 && theta >= 1.0) || it >= opts_.max_iterations) {
+          // stagnation with g as small as it can be evaluated (G ~ G_0): a
+          // root (tiny steps, near-singular S: the correction asked for is
+          // round-off amplified); q_1, p_{1/2}, L are those g was taken at
+          ok = at_roundoff(gv_, G0_, q1_);
+          break;
+        }
         prev = nd;
         L_ += delta_;
         ph_ -= dp_;
@@ -267,6 +298,9 @@ class SparseSeparableRattle : private RattleAcceptance {
       have_tpp_ = have_last_ = have_guess_ = false;
       return StepStatus::NewtonDiverged;
     }
+    if (!globalised && !near_last_root(h, extrap) &&
+        off_branch(q0, q1_, h, W_, DampedMultiplierNewton::kDoubtRatio))  // the globalised solve looks again
+      return StepStatus::DistantRoot;
     if (it > 1 && theta > opts_.refresh_rate) have_tpp_ = false;
     if (constraints_violated(inf_norm(gv_), q1_, opts_.tol)) return StepStatus::ConstraintsViolated;
     record_residual_norm(st.max_constraint_residual, inf_norm(gv_), row_norm(G1e_), inf_norm(q1_));
@@ -312,6 +346,9 @@ class SparseSeparableRattle : private RattleAcceptance {
         if (!std::isfinite(nd)) return StepStatus::NewtonDiverged;
         if (nd <= opts_.tol) break;
         if ((it2 > 0 && nd >= prev) || it2 >= opts_.max_iterations) {
+          // G_1 T_p(p_1) as small as it can be evaluated: converged
+          if (inf_norm(hid_) <= DampedMultiplierNewton::residual_floor(row_norm(G1_), inf_norm(work_.head(d))))
+            break;
           have_tpp_ = false;
           return StepStatus::NewtonDiverged;
         }
@@ -330,6 +367,125 @@ class SparseSeparableRattle : private RattleAcceptance {
     if (!to.x.allFinite()) return StepStatus::NonFinite;
     remember_step(q0, q1_, h, extrap, true);
     return StepStatus::Success;
+  }
+
+  // ---- the constrained Newton at the edges -----------------------------------
+  /// The globalised position solve (SparseDampedMultiplierNewton) for this
+  /// step, W the diagonal of T_pp probed afresh: from the warm guess, then
+  /// from L = 0; the root with the smaller multiplier displacement
+  /// h |W G_0^T L| is taken (SeparableRattle::solve_globalised: from a warm
+  /// start Newton may reach another branch, from L = 0 it follows the one
+  /// the step continues as h -> 0).  On success L_, ph_, q1_, gv_, G1e_
+  /// (G at q_1), Tp_ and q1pred_ (where the force in work_ was taken) are
+  /// those of the step's positions.
+  StepStatus solve_globalised(const Point& from, double h, double s, bool extrap) {
+    const int d = d_;
+    Stats& st = problem_.stats();
+    const double t1 = from.t + h;
+    const auto q0 = from.x.head(d);
+    if (!estimate_tpp(from.t, from.x)) return StepStatus::NonFinite;
+    have_tpp_ = true;
+    K_.invalidate();  // its W is stale
+    x2_.head(d) = q0;  // separable: T_p(p) does not depend on the q it is taken at
+    auto eval = [&](const ConstVecRef& L, Vec& q1, Vec& g) {
+      x2_.tail(d) = pbase_;
+      x2_.tail(d).noalias() -= G0_.transpose() * L;
+      if (!problem_.field(t1, x2_, work_)) return false;
+      q1 = q0 + h * work_.head(d);
+      return problem_.constraint(q1, g);
+    };
+    auto grad = [&](const Vec& q1, SpMat& G) { return problem_.constraint_grad_sparse(q1, G, kUnionShaped); };
+    bool found = false;
+    double best = std::numeric_limits<double>::infinity();
+    for (int start = 0; start < 2; ++start) {
+      if (start == 0) {
+        guess_L(s, h, extrap);
+        if (inf_norm(L_) == 0.0) continue;  // the same as the cold start
+      } else {
+        L_.setZero();
+      }
+      const auto out = damped_.solve(eval, grad, G0_, W_, h, L_, q1_, gv_, G1_, st);
+      if (out == SparseDampedMultiplierNewton::Outcome::NonFinite) return StepStatus::NonFinite;
+      if (damped_.rank_deficient()) note_rank_of(damped_.condition_estimate(), from.t);
+      if (out == SparseDampedMultiplierNewton::Outcome::Failed) continue;
+      us_.noalias() = G0_.transpose() * L_;
+      const double corr = h * us_.cwiseProduct(W_).lpNorm<Eigen::Infinity>();
+      if (found) {
+        if (!(corr < best)) {  // the root kept is nearer (or the same)
+          if (corr > best * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
+          continue;
+        }
+        if (best > corr * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
+      }
+      found = true;
+      best = corr;
+      Lbest_ = L_;
+      q1best_ = q1_;
+      gbest_ = gv_;
+      Gbest_ = G1_;
+    }
+    if (!found) return StepStatus::NewtonDiverged;
+    L_ = Lbest_;
+    q1_ = q1best_;
+    gv_ = gbest_;
+    G1e_ = Gbest_;
+    S_tried_ = false;  // G1e_ is no longer the extrapolation S_ was formed from
+    if (off_branch(q0, q1_, h, W_, DampedMultiplierNewton::kRefuseRatio)) {
+      ++st.distant_roots;
+      return StepStatus::DistantRoot;
+    }
+    ph_ = pbase_;
+    ph_.noalias() -= G0_.transpose() * L_;
+    Tp_ = (q1_ - q0) / h;
+    x2_.head(d) = q0;  // work_ may hold f at the other start's last iterate
+    x2_.tail(d) = ph_;
+    if (!problem_.field(t1, x2_, work_)) return StepStatus::NonFinite;
+    q1pred_ = q0;  // the force in work_ is at q_0: retaken at q_1 unless equal
+    return StepStatus::Success;
+  }
+
+  /// The root L_ (positions q1) is on another branch than the unconstrained
+  /// step's (DampedMultiplierNewton::distant with `ratio`): the free
+  /// displacement dq = q_1 - q_0 + c, c = h W G_0^T L, and c_lin with
+  /// G_0 (dq - c_lin) = 0, c - c_lin = W G_0^T K_0^+ G_0 (q_1 - q_0),
+  /// K_0 = G_0 W G_0^T (factorized here, in branch_: K_ may hold another
+  /// matrix).  O(nnz(G)) and one factorization: taken on the steps that
+  /// near_last_root() does not clear.
+  bool off_branch(const ConstVecRef& q0, const ConstVecRef& q1, double h, const Vec& w, double ratio) {
+    if (!branch_.factor(G0_, w, pattern_token(G0_))) return true;
+    dfree_ = q1 - q0;
+    hid_.noalias() = G0_ * dfree_;  // G_0 (q_1 - q_0)
+    branch_.solve(hid_, c_);
+    us_.noalias() = G0_.transpose() * L_;
+    dfree_.array() += h * w.array() * us_.array();
+    us_.noalias() = G0_.transpose() * c_;
+    us_.array() *= w.array();  // c - c_lin
+    return DampedMultiplierNewton::distant(us_.norm(), dfree_.norm(), inf_norm(q0), ratio);
+  }
+
+  /// The cheap check of ordinary steps, O(m): the step continues a chain of
+  /// equal steps and its multipliers are within kSameBranch (relative,
+  /// largest entry) of the last step's, whose root was checked (by this
+  /// test or off_branch): the root is on the branch the run follows, the
+  /// other roots being a displacement of about the manifold's diameter
+  /// away (GNI VII.1.4).  A multiplier that changes faster (a release, a
+  /// collision, steps of the order of the curvature radius) takes the full
+  /// check.
+  bool near_last_root(double h, bool cont) const {
+    if (!(cont && have_guess_ && same_step(h, shared_.h_prev))) return false;
+    double dl = 0.0, lp = 0.0;
+    const double* a = L_.data();
+    const double* b = Lprev_.data();
+    for (int i = 0; i < m_; ++i) {
+      dl = std::max(dl, std::abs(a[i] - b[i]));
+      lp = std::max(lp, std::abs(b[i]));
+    }
+    return dl <= kSameBranch * lp;  // (false for NaN)
+  }
+
+  /// |g(q_1)| at the round-off of its evaluation (G ~ G(q_1)).
+  bool at_roundoff(const Vec& g, const SpMat& G, const Vec& q1) {
+    return inf_norm(g) <= DampedMultiplierNewton::residual_floor(row_norm(G), inf_norm(q1));
   }
 
   // ---- the quadratic-T step ------------------------------------------------
@@ -496,6 +652,11 @@ class SparseSeparableRattle : private RattleAcceptance {
     shared_.finish(it);
     judge_simplified(ok, rate, it);
     if (!ok) return false;
+    if (!near_last_root(h, cont) &&
+        off_branch(q0, Eigen::Map<const Vec>(X, d), h, w, DampedMultiplierNewton::kDoubtRatio)) {
+      status = StepStatus::DistantRoot;  // the globalised solve looks again
+      return true;
+    }
     const double gn = g_scale * inf_norm(Eigen::Map<const Vec>(gp, m_));
     if (constraints_violated_at_norm(gn, q1n, opts_.tol)) {
       status = StepStatus::ConstraintsViolated;
@@ -706,6 +867,11 @@ class SparseSeparableRattle : private RattleAcceptance {
   void note_rank(double t) {
     shared_.cond_max = std::max(shared_.cond_max, K_.condition_estimate());
     if (!K_.rank_deficient()) return;
+    note_rank_of(K_.condition_estimate(), t);
+  }
+  /// A rank-deficient multiplier system met at t.
+  void note_rank_of(double cond, double t) {
+    shared_.cond_max = std::max(shared_.cond_max, cond);
     ++problem_.stats().rank_deficient;
     if (!shared_.rank_seen) {
       shared_.rank_seen = true;
@@ -852,6 +1018,8 @@ class SparseSeparableRattle : private RattleAcceptance {
   SparseGramSolver K_;    ///< the last K = G W G^T (velocity system; S's preconditioner)
   SparseGramSolver err_;  ///< G G^T for SHAKE's error estimate
   SparseGramSolver S_;    ///< S = G1e W G_0^T, when banded (factor_product)
+  SparseGramSolver branch_;  ///< K_0 = G_0 W G_0^T for off_branch()
+  SparseDampedMultiplierNewton damped_;  ///< the globalised position solve
   bool S_tried_ = false;  ///< S_ was (tried to be) factorized for this G1e_ and W
   bool simplified_ = true;     ///< this step's position Newton takes K_0 (else S)
   int exact_steps_left_ = 0;   ///< steps still to take S (after a slow K_0)
@@ -864,6 +1032,8 @@ class SparseSeparableRattle : private RattleAcceptance {
   // is fitted as any matrix.)
   static constexpr SparsePatternUnion::Target kUnionShaped = SparsePatternUnion::Target::UnionShaped;
   SpMat G0_, G1_, G1e_, last_G0_, Gerr_;
+  SpMat Gbest_;  ///< G at the globalised solve's best root
+  Vec Lbest_, gbest_, q1best_, dfree_;
   SparseRowView G1rows_;  ///< G1_ by rows, for G_1 v (step_affine)
   Vec G0_q_;              ///< the q_0 of G0_ (valid while have_G0_ and not G0_at_last_q1_)
   bool have_G0_ = false;
