@@ -35,14 +35,15 @@ class SparseDampedMultiplierNewton {
   /// Solve from L (overwritten).  `eval(L, q1, g)` forms q_1(L) and
   /// evaluates g there (false: a non-finite value), `grad(q1, G)` evaluates
   /// G; dq_1/dL = -h W G_0^T.  On Converged, q1, g and G hold the values at
-  /// the returned L; rank_deficient() tells whether some S lost rank.
+  /// the returned L; rank_deficient() tells whether some S lost rank.  At
+  /// most `max_iterations` iterations (MaxNewtonIterations).
   template <class Eval, class Grad>
-  Outcome solve(Eval&& eval, Grad&& grad, const SpMat& G0, const Vec& w, double h, VecRef L, Vec& q1, Vec& g,
-                SpMat& G, Stats& st) {
+  Outcome solve(Eval&& eval, Grad&& grad, const SpMat& G0, const Vec& w, double h, int max_iterations, VecRef L,
+                Vec& q1, Vec& g, SpMat& G, Stats& st) {
     rank_deficient_ = false;
     if (!eval(L, q1, g) || !grad(q1, G)) return Outcome::NonFinite;
     double rn = g.norm();
-    for (int it = 0; it < DampedMultiplierNewton::kMaxIterations; ++it) {
+    for (int it = 0; it < max_iterations; ++it) {
       const double floor = DampedMultiplierNewton::residual_floor(row_norm(G), q1.lpNorm<Eigen::Infinity>());
       if (g.lpNorm<Eigen::Infinity>() <= floor) return Outcome::Converged;
       S_ = (G * w.asDiagonal()) * G0.transpose();

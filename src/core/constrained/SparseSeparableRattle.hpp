@@ -404,7 +404,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       } else {
         L_.setZero();
       }
-      const auto out = damped_.solve(eval, grad, G0_, W_, h, L_, q1_, gv_, G1_, st);
+      const auto out = damped_.solve(eval, grad, G0_, W_, h, opts_.max_iterations, L_, q1_, gv_, G1_, st);
       if (out == SparseDampedMultiplierNewton::Outcome::NonFinite) return StepStatus::NonFinite;
       if (damped_.rank_deficient()) note_rank_of(damped_.condition_estimate(), from.t);
       if (out == SparseDampedMultiplierNewton::Outcome::Failed) continue;
