@@ -177,7 +177,13 @@
 ## parallelogram linkage through its collinear positions) the general path
 ## retries with singular values below sqrt(eps) of the largest dropped.
 ## @code{sol.stats.nnewtonretries} counts the steps so retried,
-## @code{ndistantroots} the roots rejected as off the branch.  With
+## @code{ndistantroots} the roots rejected as off the branch.  An ensemble
+## (Y0 with K columns, @qcode{"Explicit"}) does the same for each member on
+## its own: the members retried iterate together (one call of the
+## constraint functions per iteration for all of them), the others are
+## unaffected, a member with no root near its unconstrained step is refused
+## (@code{sol.status} -1) while the others go on, and the counts are of
+## member steps.  With
 ## @qcode{"OnFailure"}, @qcode{"error"} a step that cannot be completed is
 ## an error (@code{odepkg:integrationFailed}) instead of a warning with the
 ## partial solution: a sampling loop (constrained Hamiltonian Monte Carlo)
@@ -1574,6 +1580,47 @@ endfunction
 %! endfor
 %! assert (ncf > 150);
 %! assert (retried > 0);
+
+%!test
+%! ## The same seeded sweep as one ensemble (Explicit: the batched RATTLE,
+%! ## each member with its own Newton iteration and its own retries): every
+%! ## member's every step is the closed form's step from the member's own
+%! ## last point (1e-11), so the completed members follow the closed form's
+%! ## trajectory (2e-10: its sensitivity near the folds amplifies round-off,
+%! ## the single runs meet 9.9e-11); members with no real root at some step
+%! ## are refused there (status -1, NaN after) and the others go on
+%! kappa = 5; h = 0.25; randn ("state", 7);
+%! Y0 = zeros (6, 120); okc = false (1, 120); Yc = cell (1, 120);
+%! for trial = 1:120
+%!   x = randn (3, 1); x /= norm (x); p = randn (3, 1); p -= (p' * x) * x;
+%!   Y0(:, trial) = [x; p];
+%!   [Yc{trial}, okc(trial)] = sphere_closed_form ([x; p], h, 10, kappa);
+%! endfor
+%! f = @(t, y) [y(4:6,:); zeros(2, columns (y)); kappa * ones(1, columns (y))];
+%! o = odepkgset ("Explicit", "yes", "ConstraintFcn", @(Q) sum (Q.^2, 1) - 1, ...
+%!                "ConstraintGradFcn", @(Q) reshape (2 * Q, 1, 3, []), ...
+%!                "ConstraintsNb", 1, "TimeStepSize", h);
+%! warning ("off", "odepkg:integrationFailed", "local");
+%! sol = odeRATTLE (f, [0 10*h], Y0, o);
+%! assert (numel (sol.x), 11);
+%! assert (sum (okc) > 90);
+%! assert (sol.status, -double (! okc));
+%! for k = 1:120
+%!   y = sol.y(:, :, k);
+%!   for i = 1:10
+%!     [yi, ok] = sphere_closed_form (y(:, i), h, 1, kappa);
+%!     if (! ok)
+%!       assert (! okc(k) && all (isnan (y(:, i+1:end))(:)));
+%!       break;
+%!     endif
+%!     assert (y(:, i+1).', yi(2, :), 1e-11);
+%!   endfor
+%!   if (okc(k))
+%!     assert (y.', Yc{k}, 2e-10);
+%!   endif
+%! endfor
+%! assert (sol.stats.nnewtonretries > 0);
+%! assert (sol.stats.nfailedmembers, sum (! okc));
 
 %!test
 %! ## No solution near the unconstrained step (the quadratic has no real

@@ -112,6 +112,8 @@ octave_scalar_map ensemble_stats(const EnsembleStats& s, int K) {
   m.assign("nnewtoniter", static_cast<double>(s.newton_iterations));
   m.assign("maxnewtoniter", static_cast<double>(s.newton_max_iterations));
   m.assign("nrankdeficient", static_cast<double>(s.rank_deficient));
+  m.assign("nnewtonretries", static_cast<double>(s.newton_retries));
+  m.assign("ndistantroots", static_cast<double>(s.distant_roots));
   m.assign("nfailedmembers", static_cast<double>(s.failed_members));
   m.assign("maxhiddenresidual", s.max_hidden_residual);
   return m;

@@ -195,7 +195,8 @@ function [t, Y, st, status, msg, te, ye, ie] = run_members (solver, method, fcn,
   te = ye = ie = cell (1, K);
   ts = ys = cell (1, K);
   st = struct ("members", K, "nsteps", 0, "nfailed", 0, "nfevals", 0, "nfevalmembers", 0,
-               "nnewtonsolves", 0, "nnewtoniter", 0, "maxnewtoniter", 0);
+               "nnewtonsolves", 0, "nnewtoniter", 0, "maxnewtoniter", 0,
+               "nnewtonretries", 0, "ndistantroots", 0);
   copts.OutputFcn = [];
   for k = 1:K
     if (lie)
@@ -219,6 +220,10 @@ function [t, Y, st, status, msg, te, ye, ie] = run_members (solver, method, fcn,
       st.nnewtonsolves += sk.nnewtonsolves;
       st.nnewtoniter += sk.nnewtoniter;
       st.maxnewtoniter = max (st.maxnewtoniter, sk.maxnewtoniter);
+    endif
+    if (isfield (sk, "nnewtonretries"))
+      st.nnewtonretries += sk.nnewtonretries;
+      st.ndistantroots += sk.ndistantroots;
     endif
   endfor
   ## the common grid: the longest run's times; a member that ended early

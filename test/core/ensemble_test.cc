@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <random>
 #include <vector>
 
 using namespace odepkg;
@@ -183,9 +185,100 @@ TEST(Ensemble, RattleMembersEqualSingleRunsAndKeepConstraints) {
     EXPECT_LE(gmax, 1e-14 * L * L) << "member " << j;
     EXPECT_LE(hmax, 1e-14 * (1 + L)) << "member " << j;
   }
-  // per step: a few calls of g, one of f and one of G for all members
+  // per step: a few calls of g, one of f and one of G for all members; no
+  // ordinary step is retried
   EXPECT_LE(pb.stats().constraint_calls, 5 * 300 + 2);
   EXPECT_EQ(pb.stats().grad_calls, 300 + 1);
+  EXPECT_EQ(pb.stats().newton_retries, 0);
+}
+
+// ---- the constrained Newton at the edges, each member on its own ----
+// The unit sphere, H = |p|^2/2 - kappa q_3: RATTLE's position equation is a
+// quadratic in s (q_1 = a - s q_0, a the unconstrained step); the method is
+// its root nearest s = 0 (Rattle.NewtonAtTheEdgesFollowsTheClosedForm).
+bool sphere_closed_form_step(const Vec& x, double h, double kappa, Vec& out) {
+  const Vec q = x.head(3);
+  Vec F(3);
+  F << 0.0, 0.0, kappa;
+  const Vec a = q + h * (x.tail(3) + 0.5 * h * F);
+  const double b = a.dot(q), c = a.squaredNorm() - 1.0, disc = b * b - q.squaredNorm() * c;
+  if (disc < 0.0) return false;
+  const double s = (b - std::sqrt(disc)) / q.squaredNorm();
+  const Vec q1 = a - s * q;
+  const Vec ps = (q1 - q) / h + 0.5 * h * F;
+  out.resize(6);
+  out.head(3) = q1;
+  out.tail(3) = ps - ps.dot(q1) / q1.squaredNorm() * q1;
+  return true;
+}
+
+TEST(Ensemble, NewtonAtTheEdgesFollowsTheClosedFormPerMember) {
+  // 150 seeded starts as one ensemble at h = 0.25 (steps of up to a
+  // radius): every member's every step is the closed form's from the
+  // member's own last point; a member whose quadratic has no real root is
+  // refused at that step (never a step elsewhere) while the others go on
+  const double kappa = 5.0, h = 0.25;
+  const int K = 150, N = 10;
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  Mat X0(6, K);
+  for (int j = 0; j < K; ++j) {
+    Vec x(6);
+    for (int i = 0; i < 6; ++i) x(i) = normal(rng);
+    x.head(3).normalize();
+    x.tail(3) -= x.tail(3).dot(x.head(3)) * x.head(3);
+    X0.col(j) = x;
+  }
+  EnsembleProblem pb(3, K, [kappa](double, const ConstMatRef& X, MatRef DX) {
+    DX.topRows(3) = X.bottomRows(3);
+    DX.row(3).setZero();
+    DX.row(4).setZero();
+    DX.row(5).setConstant(kappa);
+  });
+  pb.set_constraints(
+      1, [](const ConstMatRef& Q, MatRef g) { g = Q.colwise().squaredNorm().array() - 1.0; },
+      [](const ConstMatRef& Q, MatRef G) {
+        for (Eigen::Index j = 0; j < Q.cols(); ++j) G.middleCols(3 * j, 3) = 2.0 * Q.col(j).transpose();
+      });
+  EnsembleRattle ra(pb);
+  EnsembleOptions o;
+  o.fixed_step = h;
+  EnsembleIntegrator integ(ra, o);
+  Frames fr;
+  Vec times(2);
+  times << 0.0, N * h;
+  integ.run(times, X0, fr);
+  ASSERT_EQ(fr.t.size(), static_cast<std::size_t>(N + 1));
+  long completed = 0, refused = 0;
+  Vec next(6);
+  for (int j = 0; j < K; ++j) {
+    const MemberOutcome& oc = integ.outcomes()[j];
+    int k = 0;
+    for (; k < N; ++k) {
+      const Vec x = fr.X[k].col(j);
+      if (!sphere_closed_form_step(x, h, kappa, next)) break;
+      ASSERT_FALSE(std::isnan(fr.X[k + 1](0, j))) << "member " << j << " refused a solvable step " << k;
+      EXPECT_LT((fr.X[k + 1].col(j) - next).lpNorm<Eigen::Infinity>(), 1e-11) << "member " << j << " step " << k;
+    }
+    if (k == N) {
+      ++completed;
+      EXPECT_EQ(oc.state, MemberOutcome::State::Running) << "member " << j;
+    } else {  // no root: refused at step k, NaN from then on
+      ++refused;
+      EXPECT_EQ(oc.state, MemberOutcome::State::Failed) << "member " << j;
+      EXPECT_DOUBLE_EQ(oc.t_end, k * h) << "member " << j;
+      EXPECT_TRUE(std::isnan(fr.X[k + 1](0, j))) << "member " << j;
+    }
+  }
+  const EnsembleStats& st = pb.stats();
+  std::printf("[edges] ensemble: %ld of %d members completed %d steps, %ld refused; %ld member steps retried, "
+              "%ld distant roots; g %ld, G %ld, f %ld calls\n",
+              completed, K, N, refused, st.newton_retries, st.distant_roots, st.constraint_calls, st.grad_calls,
+              st.field_calls);
+  EXPECT_GT(completed, 100);
+  EXPECT_GT(refused, 0);
+  EXPECT_EQ(st.failed_members, refused);
+  EXPECT_GT(st.newton_retries, 0);
 }
 
 // ---- events and failures are per member ----

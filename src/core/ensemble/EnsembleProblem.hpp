@@ -44,6 +44,8 @@ struct EnsembleStats {
   long newton_iterations = 0;   ///< summed over the members
   long newton_max_iterations = 0;
   long rank_deficient = 0;      ///< member multiplier systems found singular
+  long newton_retries = 0;      ///< member steps whose position solve was retried (globalised Newton)
+  long distant_roots = 0;       ///< member roots rejected as far from the unconstrained step
   long failed_members = 0;
   /// max |G(q_1) H_p(p_1)| over the accepted RATTLE steps (computed from
   /// the step's own G and velocity model, so exact up to round-off)

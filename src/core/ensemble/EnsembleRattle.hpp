@@ -17,11 +17,26 @@
 // Each member converges (or fails) on its own; a member's multiplier
 // systems found singular use minimum-norm solutions (and are counted).
 //
+// At the edges (steps of the order of the manifold's curvature radius,
+// near folds), as the single-trajectory path (SeparableRattle::step): a
+// member whose chord iteration fails, or whose root is off the branch of
+// the unconstrained step (DampedMultiplierNewton::distant with kDoubtRatio),
+// is solved again by the globalised Newton of DampedMultiplierNewton.hpp
+// (Jacobian -h G(q_1) A G_0^T at every iterate, minimum-norm, backtracking
+// on |g|_2), from the warm guess and from λ = 0, the root nearest the
+// unconstrained step kept, refused (StepStatus::DistantRoot) if it fails
+// kRefuseRatio.  The members retried iterate together: one call of g per
+// line-search round and one of G per iteration for all of them; a step in
+// which no member needs it makes no extra call.  The chord also stops when
+// |g| is at the round-off floor of its evaluation.
+//
 // A member's aux column: G(q) (m x d), G at the step before (m x d), the
 // last λ, the last step size, and whether the last two are set.
 #ifndef ODEPKG_ENSEMBLE_RATTLE_HPP
 #define ODEPKG_ENSEMBLE_RATTLE_HPP
 
+#include "ConstraintProjection.hpp"
+#include "constrained/DampedMultiplierNewton.hpp"
 #include "ensemble/EnsembleMethod.hpp"
 #include "ensemble/EnsembleSplitting.hpp"
 #include "ensemble/SmallLU.hpp"
@@ -74,6 +89,28 @@ class EnsembleRattle final : public EnsembleMethod {
     r_.resize(m);
     delta_.resize(m);
     dp_.resize(d);
+    Mm_.resize(m, m);
+    gn_.resize(K);
+    retry_.resize(K);
+    act_.resize(K);
+    rL_.resize(m, K);
+    rLt_.resize(m, K);
+    rdL_.resize(m, K);
+    rg_.resize(m, K);
+    rQ_.resize(d, K);
+    rQt_.resize(d, K);
+    rG_.resize(m, d * K);
+    rP_.resize(d, K);
+    bL_.resize(m, K);
+    bQ_.resize(d, K);
+    rstate_.resize(K);
+    rout_.resize(K);
+    rfound_.resize(K);
+    rsing_.resize(K);
+    ralpha_.resize(K);
+    rrn_.resize(K);
+    rfloor_.resize(K);
+    rbest_.resize(K);
   }
 
   const char* name() const override { return "rattle"; }
@@ -160,6 +197,7 @@ class EnsembleRattle final : public EnsembleMethod {
       double* lam = lam_.data() + j * m;
       for (int c = 0; c < m; ++c) lam[c] = prev ? s * a[2 * md + c] : 0.0;
       for (int i = 0; i < md; ++i) g1e[i] = prev ? G0[i] + s * (G0[i] - Gp[i]) : G0[i];
+      gn_[j] = row_norm(g1e, m, d);  // |G_1|_inf, for the round-off floor of g
       double* B0 = B0_.data() + j * d * m;  // A G_0^T, d x m
       for (int c = 0; c < m; ++c) {
         for (int i = 0; i < d; ++i) w[i] = G0[c + i * m];
@@ -223,6 +261,13 @@ class EnsembleRattle final : public EnsembleMethod {
         }
         const double* G0 = a0 + j * sa0;
         const double* S = Sinv_.data() + j * m * m;
+        {  // g as small as it can be evaluated: converged (no correction asks for more)
+          const double* q1 = x1 + j * sx1;
+          double rinf = 0.0, qinf = 0.0;
+          for (int c = 0; c < m; ++c) rinf = std::max(rinf, std::abs(ra[u * m + c]));
+          for (int i = 0; i < d; ++i) qinf = std::max(qinf, std::abs(q1[i]));
+          if (rinf <= DampedMultiplierNewton::residual_floor(gn_[j], qinf)) continue;
+        }
         if (singular_[j]) {
           for (int rr = 0; rr < m; ++rr) {
             double acc = 0.0;
@@ -251,8 +296,8 @@ class EnsembleRattle final : public EnsembleMethod {
         }
         ++iters_[j];
         ++st.newton_iterations;
-        if (!std::isfinite(dq)) {
-          status[j] = StepStatus::NonFinite;
+        if (!std::isfinite(dq)) {  // the chord ran away: the globalised solve looks again
+          status[j] = StepStatus::NewtonDiverged;
           continue;
         }
         if (dq <= opts_.tol * qn || dq <= 4 * eps * qn) continue;  // converged, the last correction applied
@@ -269,6 +314,16 @@ class EnsembleRattle final : public EnsembleMethod {
       ++st.newton_solves;
       st.newton_max_iterations = std::max(st.newton_max_iterations, static_cast<long>(iters_[j]));
     }
+    // 2b. The members whose chord failed or reached a root off the branch:
+    // the globalised solve, all of them together.
+    int nr = 0;
+    for (int j = 0; j < k; ++j) {
+      const bool doubt = status[j] == StepStatus::Success &&
+                         off_branch(j, h, x0 + j * sx0, x1 + j * sx1, a0 + j * sa0,
+                                    DampedMultiplierNewton::kDoubtRatio);
+      if (doubt || status[j] == StepStatus::NewtonDiverged) retry_[nr++] = j;
+    }
+    if (nr > 0) solve_globalised(h, ids, nr, X0, force0, aux0, X1, status);
     // 3. The force at q_1 (and the velocity model's check), G(q_1), then μ.
     int ns = 0;
     for (int j = 0; j < k; ++j)
@@ -377,6 +432,318 @@ class EnsembleRattle final : public EnsembleMethod {
   }
 
  private:
+  static double row_norm(const double* G, int m, int d) {  // |G|_inf, G m x d column-major
+    double nm = 0.0;
+    for (int r = 0; r < m; ++r) {
+      double acc = 0.0;
+      for (int i = 0; i < d; ++i) acc += std::abs(G[r + i * m]);
+      nm = std::max(nm, acc);
+    }
+    return nm;
+  }
+
+  /// x = M^+ b for the m x m matrix M (overwritten by its factors): LU, or
+  /// the minimum-norm solution if M is numerically singular (returns false
+  /// then, or if M is not finite: x not finite).  No heap.
+  bool solve_small(double* M, const double* b, double* x) {
+    const int m = m_;
+    if (m <= kMaxPivots) {
+      int piv[kMaxPivots];
+      Mm_ = Eigen::Map<const Mat>(M, m, m);
+      if (small_lu_factor(M, m, piv)) {
+        small_lu_solve(M, m, piv, b, x);
+        return true;
+      }
+      M = Mm_.data();  // the unfactorised copy
+    }
+    Eigen::Map<Vec> xv(x, m);
+    if (!minnorm_.compute(Eigen::Map<const Mat>(M, m, m))) {
+      xv.setConstant(std::numeric_limits<double>::quiet_NaN());
+      return false;
+    }
+    minnorm_.solve(Eigen::Map<const Vec>(b, m), xv);
+    return false;
+  }
+
+  /// q_1 = q_0 + h (A (pbase - G_0^T L) + b) for member `id` (pbase = p_0 + h/2 F_0).
+  void positions(int id, double h, const double* q0, const double* G0, const double* pbase, const double* L,
+                 double* q1) {
+    const int d = d_, m = m_;
+    double* p = dp_.data();
+    for (int i = 0; i < d; ++i) {
+      double acc = pbase[i];
+      for (int c = 0; c < m; ++c) acc -= G0[c + i * m] * L[c];
+      p[i] = acc;
+    }
+    model_.predict(id, p, v_.data());
+    for (int i = 0; i < d; ++i) q1[i] = q0[i] + h * v_[i];
+  }
+
+  /// Member j's root λ (lam_) with positions q1 is on another branch
+  /// (SeparableRattle::off_branch): dq = q_1 - q_0 + c the free displacement,
+  /// c = h B0 λ (B0 = A G_0^T), c_lin = h B0 λ_lin with G_0 (dq - c_lin) = 0;
+  /// distant if |c - c_lin|_2 is beyond `ratio` |dq|_2.  No callback.
+  bool off_branch(int j, double h, const double* q0, const double* q1, const double* G0, double ratio) {
+    const int d = d_, m = m_;
+    const double* B0 = B0_.data() + j * d * m;
+    const double* lam = lam_.data() + j * m;
+    double* dq = w_.data();
+    double* hid = r_.data();
+    double* S = S_.data();
+    double* Llin = delta_.data();
+    double dqn = 0.0, q0n = 0.0;
+    for (int i = 0; i < d; ++i) {
+      double c = 0.0;
+      for (int cc = 0; cc < m; ++cc) c += B0[i + cc * d] * lam[cc];
+      dq[i] = q1[i] - q0[i] + h * c;
+      dqn += dq[i] * dq[i];
+      q0n = std::max(q0n, std::abs(q0[i]));
+    }
+    for (int rr = 0; rr < m; ++rr) {
+      double acc = 0.0;
+      for (int i = 0; i < d; ++i) acc += G0[rr + i * m] * dq[i];
+      hid[rr] = acc / h;
+      for (int c = 0; c < m; ++c) {
+        double s2 = 0.0;
+        for (int i = 0; i < d; ++i) s2 += G0[rr + i * m] * B0[i + c * d];
+        S[rr + c * m] = s2;  // S_0 = G_0 A G_0^T
+      }
+    }
+    solve_small(S, hid, Llin);
+    double curv = 0.0;
+    for (int i = 0; i < d; ++i) {
+      double c = 0.0;
+      for (int cc = 0; cc < m; ++cc) c += B0[i + cc * d] * (Llin[cc] - lam[cc]);
+      curv += h * c * h * c;
+    }
+    if (!std::isfinite(curv)) return true;
+    return DampedMultiplierNewton::distant(std::sqrt(curv), std::sqrt(dqn), q0n, ratio);
+  }
+
+  enum class Slot : char { Active, Search, NeedGrad, Converged, Failed, NonFinite, Idle };
+
+  /// g at rQt_ (trial = true) or rQ_ for the slots act_[0..na-1], into
+  /// rg_ (kept) or Ra_ (trial, column u for act_[u]); one call.
+  void call_g(const int* ids, int na, bool trial) {
+    const Mat& Qs = trial ? rQt_ : rQ_;
+    for (int u = 0; u < na; ++u) {
+      const int s = act_[u];
+      Qa_.col(u) = Qs.col(s);
+      sub_ids_[u] = ids[retry_[s]];
+    }
+    pb_.constraint(Qa_.leftCols(na), Ra_.leftCols(na), sub_ids_.data());
+  }
+
+  /// G at rQ_ for the slots act_[0..na-1], into rG_; one call.
+  void call_G(const int* ids, int na) {
+    const int d = d_;
+    for (int u = 0; u < na; ++u) {
+      const int s = act_[u];
+      Qa_.col(u) = rQ_.col(s);
+      sub_ids_[u] = ids[retry_[s]];
+    }
+    pb_.constraint_grad(Qa_.leftCols(na), Ga_.leftCols(d * na), sub_ids_.data());
+    for (int u = 0; u < na; ++u) rG_.middleCols(act_[u] * d, d) = Ga_.middleCols(u * d, d);
+  }
+
+  /// The globalised Newton (DampedMultiplierNewton::solve, its stopping
+  /// rules) for the members retry_[0..nr-1] (slot s: member retry_[s]),
+  /// from the warm guess (skipped where it is 0) and from λ = 0; the root
+  /// with the smaller displacement h |A G_0^T λ| kept; writes lam_, Ph_,
+  /// the positions of X1 and each member's status.
+  void solve_globalised(double h, const int* ids, int nr, const ConstMatRef& X0, const ConstMatRef& force0,
+                        const ConstMatRef& aux0, MatRef X1, StepStatus* status) {
+    using DMN = DampedMultiplierNewton;
+    const int d = d_, m = m_, md = m * d;
+    EnsembleStats& st = pb_.stats();
+    const Eigen::Index sx0 = X0.outerStride(), sf0 = force0.outerStride(), sa0 = aux0.outerStride();
+    const Eigen::Index sx1 = X1.outerStride();
+    st.newton_retries += nr;
+    for (int s = 0; s < nr; ++s) {
+      const int j = retry_[s];
+      const double* xj = X0.data() + j * sx0;
+      const double* fj = force0.data() + j * sf0;
+      for (int i = 0; i < d; ++i) rP_(i, s) = xj[d + i] + 0.5 * h * fj[i];  // pbase
+      rfound_[s] = 0;
+      rsing_[s] = 0;
+      rout_[s] = Slot::Failed;
+    }
+    for (int start = 0; start < 2; ++start) {
+      // the starting points; their g and G
+      int na = 0;
+      for (int s = 0; s < nr; ++s) {
+        rstate_[s] = Slot::Idle;
+        if (rout_[s] == Slot::NonFinite) continue;
+        const int j = retry_[s];
+        const double* a = aux0.data() + j * sa0;
+        double Lmax = 0.0;
+        for (int c = 0; c < m; ++c) {
+          // warm: the guess of step 1 (the last λ scaled by h / h_last)
+          const double prev = a[2 * md + m + 1] != 0.0 ? h / a[2 * md + m] * a[2 * md + c] : 0.0;
+          rL_(c, s) = start == 0 ? prev : 0.0;
+          Lmax = std::max(Lmax, std::abs(rL_(c, s)));
+        }
+        if (start == 0 && Lmax == 0.0) continue;  // the same as the cold start
+        positions(ids[j], h, X0.data() + j * sx0, a, &rP_(0, s), &rL_(0, s), &rQ_(0, s));
+        rstate_[s] = Slot::Active;
+        act_[na++] = s;
+      }
+      if (na == 0) continue;
+      call_g(ids, na, false);
+      int ng = 0;
+      for (int u = 0; u < na; ++u) {
+        const int s = act_[u];
+        rg_.col(s) = Ra_.col(u);
+        if (!column_finite(Ra_, u)) {
+          rstate_[s] = Slot::NonFinite;
+          continue;
+        }
+        act_[ng++] = s;
+      }
+      if (ng > 0) call_G(ids, ng);
+      for (int u = 0; u < ng; ++u) {
+        const int s = act_[u];
+        if (!rG_.middleCols(s * d, d).allFinite()) rstate_[s] = Slot::NonFinite;
+        rrn_[s] = rg_.col(s).norm();
+      }
+      for (int it = 0; it < DMN::kMaxIterations; ++it) {
+        // Newton directions: dλ = (G_1 A G_0^T)^+ g / h
+        int ns = 0;
+        for (int s = 0; s < nr; ++s) {
+          if (rstate_[s] != Slot::Active) continue;
+          const int j = retry_[s];
+          const double* G = rG_.data() + s * md;
+          const double qn = rQ_.col(s).lpNorm<Eigen::Infinity>();
+          rfloor_[s] = DMN::residual_floor(row_norm(G, m, d), qn);
+          if (rg_.col(s).lpNorm<Eigen::Infinity>() <= rfloor_[s]) {
+            rstate_[s] = Slot::Converged;
+            continue;
+          }
+          const double* B0 = B0_.data() + j * d * m;
+          double* S = S_.data();
+          for (int c = 0; c < m; ++c)
+            for (int rr = 0; rr < m; ++rr) {
+              double acc = 0.0;
+              for (int i = 0; i < d; ++i) acc += G[rr + i * m] * B0[i + c * d];
+              S[rr + c * m] = acc;
+            }
+          if (!solve_small(S, &rg_(0, s), &rdL_(0, s))) rsing_[s] = 1;
+          rdL_.col(s) /= h;
+          if (!rdL_.col(s).allFinite()) {
+            rstate_[s] = Slot::NonFinite;
+            continue;
+          }
+          ++st.newton_iterations;
+          ralpha_[s] = 1.0;
+          rstate_[s] = Slot::Search;
+          ++ns;
+        }
+        if (ns == 0) break;
+        // backtracking on |g|_2 (Armijo, c = 1e-4), all searching members per call
+        for (int half = 0; half <= DMN::kMaxHalvings && ns > 0; ++half) {
+          int nt = 0;
+          for (int s = 0; s < nr; ++s) {
+            if (rstate_[s] != Slot::Search) continue;
+            const int j = retry_[s];
+            rLt_.col(s) = rL_.col(s) + ralpha_[s] * rdL_.col(s);
+            positions(ids[j], h, X0.data() + j * sx0, aux0.data() + j * sa0, &rP_(0, s), &rLt_(0, s),
+                      &rQt_(0, s));
+            act_[nt++] = s;
+          }
+          call_g(ids, nt, true);
+          ns = 0;
+          for (int u = 0; u < nt; ++u) {
+            const int s = act_[u];
+            const double alpha = ralpha_[s];
+            if (column_finite(Ra_, u) && Ra_.col(u).norm() <= (1.0 - 1e-4 * alpha) * rrn_[s]) {
+              rL_.col(s) = rLt_.col(s);
+              rQ_.col(s) = rQt_.col(s);
+              rg_.col(s) = Ra_.col(u);
+              rstate_[s] = Slot::NeedGrad;
+            } else if (half == DMN::kMaxHalvings) {  // no decrease: at the round-off level, convergence
+              rstate_[s] = rg_.col(s).lpNorm<Eigen::Infinity>() <= DMN::kStallFactor * rfloor_[s]
+                               ? Slot::Converged
+                               : Slot::Failed;
+            } else {
+              ralpha_[s] = 0.5 * alpha;
+              ++ns;
+            }
+          }
+        }
+        int ngr = 0;
+        for (int s = 0; s < nr; ++s)
+          if (rstate_[s] == Slot::NeedGrad) act_[ngr++] = s;
+        if (ngr > 0) call_G(ids, ngr);
+        for (int u = 0; u < ngr; ++u) {
+          const int s = act_[u];
+          rstate_[s] = rG_.middleCols(s * d, d).allFinite() ? Slot::Active : Slot::NonFinite;
+          rrn_[s] = rg_.col(s).norm();
+        }
+      }
+      // the iteration budget spent: converged within the stall factor of the floor
+      for (int s = 0; s < nr; ++s) {
+        if (rstate_[s] != Slot::Active) continue;
+        const double floor =
+            DMN::residual_floor(row_norm(rG_.data() + s * md, m, d), rQ_.col(s).lpNorm<Eigen::Infinity>());
+        rstate_[s] = rg_.col(s).lpNorm<Eigen::Infinity>() <= DMN::kStallFactor * floor ? Slot::Converged
+                                                                                       : Slot::Failed;
+      }
+      // keep the root nearer the unconstrained step (the first on a tie)
+      for (int s = 0; s < nr; ++s) {
+        if (rstate_[s] == Slot::NonFinite) rout_[s] = Slot::NonFinite;
+        if (rstate_[s] != Slot::Converged || rout_[s] == Slot::NonFinite) continue;
+        const double* B0 = B0_.data() + retry_[s] * d * m;
+        double corr = 0.0;
+        for (int i = 0; i < d; ++i) {
+          double c = 0.0;
+          for (int cc = 0; cc < m; ++cc) c += B0[i + cc * d] * rL_(cc, s);
+          corr = std::max(corr, std::abs(h * c));
+        }
+        if (rfound_[s]) {
+          const double best = rbest_[s];
+          if (!(corr < best)) {
+            if (corr > best * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
+            continue;
+          }
+          if (best > corr * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
+        }
+        rfound_[s] = 1;
+        rbest_[s] = corr;
+        bL_.col(s) = rL_.col(s);
+        bQ_.col(s) = rQ_.col(s);
+      }
+    }
+    for (int s = 0; s < nr; ++s) {
+      const int j = retry_[s];
+      if (rsing_[s]) ++st.rank_deficient;
+      if (rout_[s] == Slot::NonFinite) {
+        status[j] = StepStatus::NonFinite;
+        continue;
+      }
+      if (!rfound_[s]) {
+        status[j] = StepStatus::NewtonDiverged;
+        continue;
+      }
+      double* lam = lam_.data() + j * m;
+      double* q1 = X1.data() + j * sx1;
+      const double* G0 = aux0.data() + j * sa0;
+      for (int c = 0; c < m; ++c) lam[c] = bL_(c, s);
+      for (int i = 0; i < d; ++i) q1[i] = bQ_(i, s);
+      if (off_branch(j, h, X0.data() + j * sx0, q1, G0, DMN::kRefuseRatio)) {
+        ++st.distant_roots;
+        status[j] = StepStatus::DistantRoot;
+        continue;
+      }
+      double* ph = Ph_.data() + j * d;  // p_{1/2} = pbase - G_0^T λ
+      for (int i = 0; i < d; ++i) {
+        double acc = rP_(i, s);
+        for (int c = 0; c < m; ++c) acc -= G0[c + i * m] * lam[c];
+        ph[i] = acc;
+      }
+      status[j] = StepStatus::Success;
+    }
+  }
+
   Options opts_;
   int d_, m_, K_;
   VelocityModel model_;
@@ -386,8 +753,17 @@ class EnsembleRattle final : public EnsembleMethod {
   std::vector<int> idx_, sub_ids_, iters_, piv_;
   std::vector<char> singular_;
   std::vector<double> dq_prev_;
-  Mat G1e_, S_, Bm_;
+  Mat G1e_, S_, Bm_, Mm_;
   Vec v_, w_, r_, delta_, dp_;
+  MinNormSolver minnorm_{std::max(m_, 1), 1e-10};  // RattleState::rank_tolerance
+  // the globalised solve, slot s for member retry_[s]: the iterate (λ,
+  // positions, g, G), the trial point, the direction, pbase; the best root
+  std::vector<double> gn_;
+  std::vector<int> retry_, act_;
+  Mat rL_, rLt_, rdL_, rg_, rQ_, rQt_, rG_, rP_, bL_, bQ_;
+  std::vector<Slot> rstate_, rout_;
+  std::vector<char> rfound_, rsing_;
+  std::vector<double> ralpha_, rrn_, rfloor_, rbest_;
 };
 
 }  // namespace odepkg::ensemble
