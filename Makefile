@@ -52,7 +52,7 @@ $(TARBALL): $(PKG_SOURCES) | deps
 install: $(INSTALLED)
 $(INSTALLED): $(TARBALL)
 	@mkdir -p $(PKG_HOME)
-	@echo "pkg install -local $(TARBALL): compiles the oct-files, about 3 minutes on 2 cores"
+	@echo "pkg install -local $(TARBALL): compiles one oct-file, about 2 minutes on 2 free cores (4 on one or on a busy machine)"
 	$(RUN_OCT) --eval 'pkg install -local $(TARBALL)'
 	@touch $@
 
