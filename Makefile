@@ -32,6 +32,7 @@ build: deps
 # What the package is made of: a change to any of these re-makes the tarball
 # and the install; otherwise `make demo` then `make check` install once.
 PKG_SOURCES := $(shell find . -path ./build -prune -o -path ./.git -prune -o -path ./test/build -prune \
+                 -o -path ./src/PKG_ADD -prune -o -path ./src/PKG_DEL -prune \
                  -o -type f ! -name '*.o' ! -name '*.oct' ! -name '*-tst' -print)
 INSTALLED   := $(PKG_HOME)/.odepkg-installed
 
@@ -42,6 +43,7 @@ $(TARBALL): $(PKG_SOURCES) | deps
 	@mkdir -p build
 	tar --exclude-vcs --exclude='./build' --exclude='*.o' --exclude='*.oct' \
 	    --exclude='*.a' --exclude='*-tst' --exclude='./test/build' \
+	    --exclude='./src/PKG_ADD' --exclude='./src/PKG_DEL' \
 	    --transform 's,^\.,$(PKG_NAME),' -czf $(TARBALL) .
 
 # pkg install runs make in src/ (as many jobs as cores); the stamp makes a
@@ -50,7 +52,7 @@ $(TARBALL): $(PKG_SOURCES) | deps
 install: $(INSTALLED)
 $(INSTALLED): $(TARBALL)
 	@mkdir -p $(PKG_HOME)
-	@echo "pkg install -local $(TARBALL): compiles the oct-files, about 3 minutes on 2 cores"
+	@echo "pkg install -local $(TARBALL): compiles one oct-file, about 2 minutes on 2 free cores (4 on one or on a busy machine)"
 	$(RUN_OCT) --eval 'pkg install -local $(TARBALL)'
 	@touch $@
 

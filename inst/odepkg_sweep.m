@@ -854,6 +854,10 @@ endfunction
 %!  else
 %!    mkdir (fullfile (srv.dir, "oct"));
 %!    copyfile (fullfile (odir, "*.oct"), fullfile (srv.dir, "oct"));
+%!    ## the autoloads of the DEFUNs in the one oct-file (src/Makefile)
+%!    if (exist (fullfile (odir, "PKG_ADD"), "file"))
+%!      copyfile (fullfile (odir, "PKG_ADD"), fullfile (srv.dir, "oct"));
+%!    endif
 %!    srv.path = {m, fullfile(srv.dir, "oct")};
 %!  endif
 %!  system (sprintf ("chmod -R a+rX %s", srv.dir));

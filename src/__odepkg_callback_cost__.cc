@@ -9,6 +9,10 @@
 
 #include <chrono>
 
+// In the package's one oct-file (src/Makefile):
+// PKG_ADD: autoload ("__odepkg_callback_cost__", "__odepkg_integrate__.oct");
+// PKG_DEL: autoload ("__odepkg_callback_cost__", "__odepkg_integrate__.oct", "remove");
+
 DEFUN_DLD (__odepkg_callback_cost__, args, ,
            "-*- texinfo -*-\n\
 @deftypefn {} {@var{s} =} __odepkg_callback_cost__ (@var{f}, @var{t}, @var{x}, @var{M})\n\

@@ -121,6 +121,10 @@ octave_scalar_map ensemble_stats(const EnsembleStats& s, int K) {
 
 }  // namespace
 
+// In the package's one oct-file (src/Makefile):
+// PKG_ADD: autoload ("__odepkg_ensemble__", "__odepkg_integrate__.oct");
+// PKG_DEL: autoload ("__odepkg_ensemble__", "__odepkg_integrate__.oct", "remove");
+
 DEFUN_DLD (__odepkg_ensemble__, args, ,
            "-*- texinfo -*-\n\
 @deftypefn {} {[@var{t}, @var{y}, @var{stats}, @var{status}, @var{msg}, @var{te}, @var{ye}, @var{ie}, @var{fallback}] =} __odepkg_ensemble__ (@var{method}, @var{fcn}, @var{times}, @var{y0}, @var{options}, @var{extra}, @var{solver}, @var{store})\n\

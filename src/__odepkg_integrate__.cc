@@ -6,7 +6,6 @@
 #include "binding/EventCallback.h"
 #include "binding/FirstStepAdvice.h"
 #include "binding/OctaveCallbacks.h"
-#include "binding/NodeOutput.h"
 #include "binding/OutputCollector.h"
 #include "binding/OutputGuard.h"
 #include "binding/ProgressDisplay.h"
@@ -118,8 +117,7 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     if (s.derivative_check)
       {
         problem.check_derivatives (times(0), x0);
-        if (auto* gr = dynamic_cast<GeometricRattle*> (stepper.get ()))
-          gr->constraints ().check_derivatives (x0);
+        check_constraint_derivatives (*stepper, x0);
       }
 
     bool projected = false;
@@ -148,15 +146,15 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     // unless SPVI's node output adds points
     OutputCollector out (s, extra, expected, who, store, counted, columns && ! s.node_output);
     Observer* observer = &out;
-    std::unique_ptr<SpectralNodeOutput> nodes;
+    std::unique_ptr<Observer> nodes;
     if (s.node_output)
       {
-        const auto* spvi = dynamic_cast<const SpectralVariational*> (stepper.get ());
-        if (! spvi || times.size () > 2)
+        if (times.size () <= 2)
+          nodes = make_node_output (*stepper, out, n / 2);  // null unless SPVI
+        if (! nodes)
           error_with_id ("odepkg:invalidOption",
                          "%s: option \"NodeOutput\" is for odeSPVI with every step output "
                          "(TSPAN = [t0 tf] or a scalar t0)", who);
-        nodes = std::make_unique<SpectralNodeOutput> (*spvi, out, n / 2);
         observer = nodes.get ();
       }
     Integrator integrator (*stepper, s.integrator);
@@ -195,28 +193,19 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     out.done ();
 
     // A composition's rank deficiencies are its base method's.
-    Stepper* method_stepper = stepper.get ();
-    if (auto* comp = dynamic_cast<CompositionStepper*> (method_stepper))
-      method_stepper = &comp->base ();
-    if (const auto* rattle = dynamic_cast<const Rattle*> (method_stepper);
-        rattle && rattle->rank_deficiency_seen ())
-      warn_singular_constraints (who, rattle->rank_deficiency_t (), rattle->condition_estimate (),
-                                 rattle->minimum_norm_position_multipliers (),
-                                 rattle->minimum_norm_velocity_multipliers ());
-    if (const auto* gr = dynamic_cast<const GeometricRattle*> (method_stepper);
-        gr && gr->rank_deficiency_seen ())
-      warn_singular_constraints (who, gr->rank_deficiency_t (), gr->condition_estimate (), ! gr->sparse (),
-                                 ! gr->sparse ());
+    const ConstrainedReport constrained = constrained_report (*stepper);
+    if (constrained.rank_deficiency_seen)
+      warn_singular_constraints (who, constrained.rank_deficiency_t, constrained.condition_estimate,
+                                 constrained.minimum_norm_position_multipliers,
+                                 constrained.minimum_norm_velocity_multipliers);
 
     octave_value_list r (8);
     r(0) = out.times ();
     r(1) = columns ? out.states_as_columns () : out.states ();
     r(2) = stats_struct (problem.stats ());
     // RATTLE/SHAKE: whether the constraint gradients stayed sparse
-    if (const auto* rattle = dynamic_cast<const Rattle*> (method_stepper))
-      r(2) = with_sparse_flag (r(2), rattle->sparse ());
-    else if (const auto* gr = dynamic_cast<const GeometricRattle*> (method_stepper))
-      r(2) = with_sparse_flag (r(2), gr->sparse ());
+    if (constrained.constrained)
+      r(2) = with_sparse_flag (r(2), constrained.sparse);
     r(3) = res.outcome != IntegrationResult::Outcome::Failed;
     r(4) = res.outcome == IntegrationResult::Outcome::Failed
            ? first_step_advice (res.message, problem.stats (), s, given_derivatives (s), projected)

@@ -22,8 +22,7 @@
 #include "lie/LieGroupCheck.hpp"
 #include "lie/LieInitialData.hpp"
 #include "lie/LieSpeedDensity.hpp"
-#include "lie/RattLie.hpp"
-#include "lie/SparseRattLie.hpp"
+#include "lie/LieStepper.hpp"
 
 #include <octave/oct.h>
 #include <octave/quit.h>
@@ -98,6 +97,10 @@ private:
 };
 
 }  // namespace
+
+// In the package's one oct-file (src/Makefile):
+// PKG_ADD: autoload ("__odepkg_rattlie__", "__odepkg_integrate__.oct");
+// PKG_DEL: autoload ("__odepkg_rattlie__", "__odepkg_integrate__.oct", "remove");
 
 DEFUN_DLD (__odepkg_rattlie__, args, ,
            "-*- texinfo -*-\n\
@@ -219,7 +222,7 @@ on the group, projected onto the constraints (deval, Refine).\n\
     // step), else the dense one
     std::unique_ptr<lie::LieStepper> rattlie_base = make_lie_stepper (lp, base_newton_options (s), who);
     lie::LieStepper& rattlie = *rattlie_base;
-    const bool sparse_path = dynamic_cast<lie::SparseRattLie*> (&rattlie) != nullptr;
+    const bool sparse_path = is_sparse_rattlie (rattlie);
     const std::unique_ptr<Stepper> method = compose (std::move (rattlie_base), s);
     Stepper& stepper = *method;
     // Output points known up front: the requested times, or every fixed

@@ -2,6 +2,10 @@
 #include "EigenConfig.hpp"
 #include "binding/StepperDefun.h"
 
+// In the package's one oct-file (src/Makefile):
+// PKG_ADD: autoload ("rattle", "__odepkg_integrate__.oct");
+// PKG_DEL: autoload ("rattle", "__odepkg_integrate__.oct", "remove");
+
 DEFUN_DLD (rattle, args, nargout,
            "-*- texinfo -*-\n\
 @deftypefn {} {[@var{t_next}, @var{x_next}] =} rattle (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options})\n\

@@ -3,6 +3,10 @@
 #include "EigenConfig.hpp"
 #include "binding/StepperDefun.h"
 
+// In the package's one oct-file (src/Makefile):
+// PKG_ADD: autoload ("spectral_var_int", "__odepkg_integrate__.oct");
+// PKG_DEL: autoload ("spectral_var_int", "__odepkg_integrate__.oct", "remove");
+
 DEFUN_DLD (spectral_var_int, args, nargout,
            "-*- texinfo -*-\n\
 @deftypefn {} {[@var{t_next}, @var{x_next}] =} spectral_var_int (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options})\n\

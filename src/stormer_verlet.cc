@@ -2,6 +2,10 @@
 #include "EigenConfig.hpp"
 #include "binding/StepperDefun.h"
 
+// In the package's one oct-file (src/Makefile):
+// PKG_ADD: autoload ("stormer_verlet", "__odepkg_integrate__.oct");
+// PKG_DEL: autoload ("stormer_verlet", "__odepkg_integrate__.oct", "remove");
+
 DEFUN_DLD (stormer_verlet, args, nargout,
            "-*- texinfo -*-\n@deftypefn {} {[@var{t_next}, @var{x_next}] =} stormer_verlet (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options})\n@deftypefnx {} {[@var{t_next}, @var{x_next}, @var{x_est}, @var{k}] =} stormer_verlet (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options}, @var{k_vals}, @var{t_next})\nStörmer–Verlet step (order 2, symmetric, symplectic).\n\
 With @var{options}.Explicit = \"yes\" (separable H = T(p) + V(q)) it costs three\n\

@@ -2,6 +2,10 @@
 #include "EigenConfig.hpp"
 #include "binding/StepperDefun.h"
 
+// In the package's one oct-file (src/Makefile):
+// PKG_ADD: autoload ("symplectic_euler", "__odepkg_integrate__.oct");
+// PKG_DEL: autoload ("symplectic_euler", "__odepkg_integrate__.oct", "remove");
+
 DEFUN_DLD (symplectic_euler, args, nargout,
            "-*- texinfo -*-\n@deftypefn {} {[@var{t_next}, @var{x_next}] =} symplectic_euler (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options})\n@deftypefnx {} {[@var{t_next}, @var{x_next}, @var{x_est}, @var{k}] =} symplectic_euler (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options}, @var{k_vals}, @var{t_next})\nSymplectic Euler step (order 1, symplectic):\n\
 p_1 = p_0 - h dH/dq (q_0, p_1), q_1 = q_0 + h dH/dp (q_0, p_1).\n\

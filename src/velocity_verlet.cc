@@ -2,6 +2,10 @@
 #include "EigenConfig.hpp"
 #include "binding/StepperDefun.h"
 
+// In the package's one oct-file (src/Makefile):
+// PKG_ADD: autoload ("velocity_verlet", "__odepkg_integrate__.oct");
+// PKG_DEL: autoload ("velocity_verlet", "__odepkg_integrate__.oct", "remove");
+
 DEFUN_DLD (velocity_verlet, args, nargout,
            "-*- texinfo -*-\n@deftypefn {} {[@var{t_next}, @var{x_next}] =} velocity_verlet (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options})\n@deftypefnx {} {[@var{t_next}, @var{x_next}, @var{x_est}, @var{k}] =} velocity_verlet (@var{f}, @var{t}, @var{x}, @var{dt}, @var{options}, @var{k_vals}, @var{t_next})\nVelocity Verlet step (order 2, symplectic) for x'' = a(t, x):\n\
 here @var{x} = [x; v] and @var{f} (@var{t}, [x; v]) returns [v; a].  One call\n\

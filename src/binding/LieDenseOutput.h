@@ -13,7 +13,7 @@
 #include "LieProblem.h"
 #include "lie/LieInitialData.hpp"
 #include "lie/LieInterpolant.hpp"
-#include "lie/RattLie.hpp"
+#include "lie/LieStepper.hpp"
 
 #include <octave/oct.h>
 

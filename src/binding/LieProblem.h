@@ -9,8 +9,7 @@
 #include "lie/BlockMass.hpp"
 #include "lie/LieGroupFactory.hpp"
 #include "lie/LieGroupProblem.hpp"
-#include "lie/RattLie.hpp"
-#include "lie/SparseRattLie.hpp"
+#include "lie/LieStepper.hpp"
 
 #include <octave/oct.h>
 
@@ -240,20 +239,14 @@ class OctaveLieProblem {
 /// is sparse and M block diagonal by factors, else the dense one (B made
 /// dense up to kMaxDensifiedEntries entries; above, an error naming
 /// MassMatrix, the reason the sparse path was not taken).
-inline std::unique_ptr<lie::LieStepper> make_lie_stepper(lie::LieGroupProblem& lp, const NewtonOptions& opts,
-                                                         const std::string& who) {
-  if (lp.has_sparse_constraint_grad()) {
-    if (!lie::SparseRattLie::blocks_for(lp).empty()) return std::make_unique<lie::SparseRattLie>(lp, opts);
-    if (static_cast<double>(lp.constraints()) * lp.n() > kMaxDensifiedEntries ||
-        static_cast<double>(lp.n()) * lp.n() > kMaxDensifiedEntries)
-      error_with_id("odepkg:invalidOption",
-                    "%s: option \"MassMatrix\" couples the factors of the group, so the sparse ConstraintGradFcn "
-                    "cannot be used as such (the sparse RATTLie needs M block diagonal with one block per "
-                    "factor), and the dense RATTLie would have to make the %d-by-%d B dense (more than 4e6 entries)",
-                    who.c_str(), lp.constraints(), lp.n());
-  }
-  return std::make_unique<lie::RattLie>(lp, opts);
-}
+/// Defined in LieStepperFactory.cc, the one translation unit of the
+/// package's oct-file that includes RattLie.hpp and SparseRattLie.hpp (each
+/// includer instantiates their templates: about 20 s of g++ -O2).
+std::unique_ptr<lie::LieStepper> make_lie_stepper(lie::LieGroupProblem& lp, const NewtonOptions& opts,
+                                                  const std::string& who);
+
+/// Whether `stepper` is the sparse RATTLie (SparseRattLie).
+bool is_sparse_rattlie(const lie::LieStepper& stepper);
 
 }  // namespace odepkg::binding
 

@@ -1,134 +1,23 @@
 // PhaseSpaceChecks.h — before the first step of geometric SHAKE/RATTLE with
 // constraints g(q, p): the assumptions of McLachlan et al. 2014 at the initial data, as
 // errors with odepkg: identifiers, and the projection of the data onto M_H.
+//
+// Declaration only: defined in PhaseSpaceChecks.cc, compiled once into the
+// package's oct-file (the projections and Newton iterations under it are
+// heavy Eigen code).
 #ifndef ODEPKG_BINDING_PHASE_SPACE_CHECKS_H
 #define ODEPKG_BINDING_PHASE_SPACE_CHECKS_H
 
 #include "Settings.h"
-#include "composition/CompositionStepper.hpp"
-#include "constrained/GeometricRattle.hpp"
-
-#include <octave/oct.h>
-
-#include <cmath>
+#include "Stepper.hpp"
 
 namespace odepkg::binding {
-
-/// Largest condition number of {g_i, {g_j, H}} accepted (Assumption 1).
-constexpr double kMaxHiddenCondition = 1e12;
-
-/// Coisotropy at y (on M): {g_i, g_j}(y) = 0 (Assumption 2, Prop. 3.5).
-inline void check_coisotropy(ConstraintSet& g, const ConstVecRef& y, const char* who) {
-  const BracketCheck c = max_constraint_bracket(g, y);
-  if (!std::isfinite(c.value))
-    error_with_id("odepkg:nonFiniteFcn", "%s: ConstraintGradFcn returned a non-finite value at the initial data", who);
-  if (c.value > 1e-8 * c.scale)
-    error_with_id("odepkg:notCoisotropic",
-                  "%s: the constraints are not coisotropic: {g_%d, g_%d} = %g at the initial data, but the Poisson "
-                  "brackets {g_i, g_j} must vanish on g = 0 (Assumption 2 of geometric SHAKE/RATTLE; e.g. g = [q1; p1] "
-                  "is not coisotropic)",
-                  who, c.i + 1, c.j + 1, c.value);
-}
-
-/// Nondegeneracy at y (on M_H): {g_i, {g_j, H}} invertible (Assumption 1).
-/// Hessians from differences carry errors of ~sqrt(eps) relative, so the
-/// matrix is judged against 1e6 then, 1e12 with analytic Hessians.
-inline void check_nondegeneracy(HamiltonianProblem& problem, ConstraintSet& g, double t, const ConstVecRef& y,
-                                const Settings& s, const char* who) {
-  const bool analytic = s.fns.hessian.is_defined() && s.fns.GH.is_defined();
-  const double limit = analytic ? kMaxHiddenCondition : 1e6;
-  const double cond = hidden_matrix_condition(problem, g, t, y);
-  if (std::isnan(cond))
-    error_with_id("odepkg:nonFiniteFcn", "%s: a constraint or ODE function returned a non-finite value at the initial data",
-                  who);
-  if (!(cond <= limit))
-    error_with_id("odepkg:degenerateHamiltonian",
-                  "%s: H is degenerate along the constraint fibres at the initial data: the matrix {g_i, {g_j, H}} is "
-                  "singular (condition %g), so the hidden constraints {g_i, H} = 0 do not fix the multipliers "
-                  "(Assumption 1 of geometric SHAKE/RATTLE fails; the problem has index > 3)",
-                  who, cond);
-}
-
-/// The user's ConstraintFlowFcn must be a flow of the X_{g_i} = J grad g_i:
-/// exp(0) = id, and d/ds_i exp(s X_g)(y) at s = 0 equal to X_{g_i}(y)
-/// (central differences, 1 + 2m calls).
-inline void check_user_flow(FibreMap& fibre, ConstraintSet& g, const ConstVecRef& y, const char* who) {
-  if (!dynamic_cast<UserFlowFibre*>(&fibre)) return;
-  const int d = g.dim(), n = 2 * d, m = g.count();
-  Vec s = Vec::Zero(m), a(n), b(n);
-  Mat Dg(m, n);
-  if (!fibre.flow(y, s, a))
-    error_with_id("odepkg:nonFiniteFcn", "%s: ConstraintFlowFcn returned a non-finite value at s = 0", who);
-  const double ys = std::max(1.0, y.lpNorm<Eigen::Infinity>());
-  const double e0 = (a - y).lpNorm<Eigen::Infinity>();
-  if (!(e0 <= 1e-12 * ys))
-    error_with_id("odepkg:badFlow",
-                  "%s: ConstraintFlowFcn is not a flow: fcn (y0, 0) differs from y0 by %g (exp(0 X_g) must be the "
-                  "identity)", who, e0);
-  if (!g.grad(y, Dg))
-    error_with_id("odepkg:nonFiniteFcn", "%s: ConstraintGradFcn returned a non-finite value at the initial data", who);
-  const double eps = 1e-5;
-  for (int i = 0; i < m; ++i) {
-    s.setZero();
-    s(i) = eps;
-    const bool ok = fibre.flow(y, s, a);
-    s(i) = -eps;
-    if (!ok || !fibre.flow(y, s, b))
-      error_with_id("odepkg:nonFiniteFcn", "%s: ConstraintFlowFcn returned a non-finite value", who);
-    Vec X(n);  // X_{g_i} = J grad g_i = (dg_i/dp, -dg_i/dq)
-    X.head(d) = Dg.row(i).tail(d).transpose();
-    X.tail(d) = -Dg.row(i).head(d).transpose();
-    const double err = ((a - b) / (2 * eps) - X).lpNorm<Eigen::Infinity>();
-    if (!(err <= 1e-6 * std::max(1.0, X.lpNorm<Eigen::Infinity>())))
-      error_with_id("odepkg:badFlow",
-                    "%s: ConstraintFlowFcn is not the flow of X_g = J grad g: d/ds_%d fcn (y0, s) at s = 0 differs "
-                    "from X_g%d(y0) = (dg/dp, -dg/dq) by %g (check the sign and the factor of s)",
-                    who, i + 1, i + 1, err);
-  }
-}
 
 /// Checks (and, with `project`, projects onto M_H with a warning or an error
 /// as InitialProjection says) the initial data x0 of a geometric RATTLE with
 /// g(q, p).  Does nothing for other steppers.
-inline void check_phase_space_data(Stepper& stepper, double t0, Vec& x0, const Settings& s, const char* who,
-                                   bool project) {
-  Stepper* method = &stepper;
-  if (auto* comp = dynamic_cast<CompositionStepper*>(method)) method = &comp->base();  // its substeps' method
-  auto* gr = dynamic_cast<GeometricRattle*>(method);
-  if (!gr || gr->constraints().holonomic()) return;
-  HamiltonianProblem& problem = stepper.problem();
-  ConstraintSet& g = gr->constraints();
-  // Without ConstraintGradFcn, {g, H} comes from differences of g, good to
-  // about sqrt(eps): judge it at that level, not below its own noise.
-  const double tol = s.fns.G.is_defined() ? 1e-10 : 1e-7;
-  Vec y = x0;
-  ProjectionResult pr;
-  if (project) project_onto_constraints(g, y, pr);
-  if (!pr.finite)
-    error_with_id("odepkg:nonFiniteFcn", "%s: a constraint function returned a non-finite value at the initial data", who);
-  check_coisotropy(g, y, who);
-  check_user_flow(gr->fibre(), g, y, who);
-  if (project) slide_onto_hidden_manifold(problem, g, gr->fibre(), t0, y, pr);
-  if (!pr.finite)
-    error_with_id("odepkg:nonFiniteFcn",
-                  "%s: a constraint, flow or ODE function returned a non-finite value at the initial data", who);
-  check_nondegeneracy(problem, g, t0, y, s, who);
-  if (!project || (pr.g_before <= 1e-10 && pr.hidden_before <= tol)) return;
-  if (s.initial_projection_error)
-    error_with_id("odepkg:inconsistentInitialData",
-                  "%s: the initial data violate the constraints: |g(y0)| = %g, |{g, H}(y0)| = %g", who, pr.g_before,
-                  pr.hidden_before);
-  if (!(pr.g_after <= 1e-10 && pr.hidden_after <= tol))
-    error_with_id("odepkg:inconsistentInitialData",
-                  "%s: the initial data violate the constraints (|g(y0)| = %g, |{g, H}| = %g) and could not be "
-                  "projected onto them along the fibres",
-                  who, pr.g_before, pr.hidden_before);
-  warning_with_id("odepkg:inconsistentInitialData",
-                  "%s: the initial data violate the constraints (|g(y0)| = %g, |{g, H}| = %g on g = 0); projected "
-                  "onto g = 0 and along the fibre onto {g, H} = 0 (now %g, %g)",
-                  who, pr.g_before, pr.hidden_before, pr.g_after, pr.hidden_after);
-  x0 = y;
-}
+void check_phase_space_data(Stepper& stepper, double t0, Vec& x0, const Settings& s, const char* who,
+                            bool project);
 
 }  // namespace odepkg::binding
 

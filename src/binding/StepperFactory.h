@@ -1,134 +1,62 @@
 // StepperFactory.h — the method name of a DEFUN to a core stepper.
+//
+// Declarations only: the factory is defined in StepperFactory.cc (the
+// unconstrained methods, SPVI and compositions) and
+// ConstrainedStepperFactory.cc (RATTLE/SHAKE and geometric RATTLE), each
+// compiled once into the package's one oct-file.  A translation unit that
+// constructs a stepper compiles all of its virtual functions and the Eigen
+// code under them.  More: one that merely includes a stepper's header
+// instantiates every template its inline functions use (GeometricRattle.hpp
+// alone: 20 s of g++ -O2 with no line of code generated).  So the DEFUNs
+// include none of the steppers' headers; what they need to know of a
+// stepper's concrete type is asked through the functions below.
 #ifndef ODEPKG_BINDING_STEPPER_FACTORY_H
 #define ODEPKG_BINDING_STEPPER_FACTORY_H
 
 #include "OctaveCallbacks.h"
-#include "constrained/Rattle.hpp"
-#include "constrained/GeometricRattle.hpp"
 #include "Settings.h"
-#include "unconstrained/SpectralVariational.hpp"
-#include "unconstrained/StormerVerlet.hpp"
-#include "unconstrained/SymplecticEuler.hpp"
-#include "unconstrained/VelocityVerlet.hpp"
-#include "Composition.h"
+#include "Stepper.hpp"
+#include "loop/Integrator.hpp"
 
 #include <memory>
 #include <string>
 
 namespace odepkg::binding {
 
-/// SPVI with Q_DoFs modes and P_DoFs nodes.  Defaults: P = Q - 1 (the
-/// P-stage Gauss collocation method, order 2P, the best order for its Q and
-/// the Jacobian's condition independent of h); Q = 3, P = 2 (order 4) when
-/// neither is given.  Q >= 4 asks for a tighter Newton tolerance by default:
-/// the step's error falls below 1e-12 long before the run's error does.
-inline std::unique_ptr<Stepper> make_spectral(HamiltonianProblem& problem, const Settings& s) {
-  int q = s.q_dofs, p = s.p_dofs;
-  if (q == 0 && p == 0) q = 3, p = 2;
-  else if (p == 0) p = q - 1;
-  else if (q == 0) q = p + 1;
-  NewtonOptions newton = s.newton;
-  if (!s.newton_tol_given && q >= 4) newton.tol = 1e-14;
-  auto stepper = std::make_unique<SpectralVariational>(problem, q, p, newton);
-  auto given = [](const Mat& m) { return m.size() > 0 ? &m : nullptr; };
-  UserSpectralTables user{given(s.nodes), given(s.weights), given(s.legendre), given(s.derivatives),
-                          given(s.extremes)};
-  const double dev = max_table_deviation(stepper->tables(), user);
-  if (dev > 1e-9)
-    throw InputError("invalidOption",
-                     "the given Nodes/Weights/Legendre/Derivatives/Extremes differ from the Gauss-Legendre "
-                     "tables for Q_DoFs = " + std::to_string(q) + ", P_DoFs = " + std::to_string(p) +
-                         " by " + std::to_string(dev) + " (omit them: they are computed)");
-  return stepper;
-}
+/// The stepper of `method` ("symplectic_euler", "stormer_verlet",
+/// "velocity_verlet", "rattle", "shake", "spectral_var_int"), composed with
+/// the Composition/Order table if one is asked for, with
+/// CompensatedSummation honoured, or refused with the option named where the
+/// method does not implement it.  Throws InputError.
+std::unique_ptr<Stepper> make_stepper(const std::string& method, OctaveProblem& op, const Settings& s);
 
-/// RATTLE or SHAKE, all geometric RATTLE of McLachlan et al. 2014.  Holonomic g(q) over
-/// Störmer–Verlet: Rattle, i.e. GeometricRattle on the holonomic fibres, or
-/// with "Explicit" its closed-form separable path.  Otherwise GeometricRattle
-/// directly: holonomic fibres in closed form, g(q, p) fibres from
-/// ConstraintFlowFcn or integrated; base method midpoint by default for g(q, p).
-inline std::unique_ptr<Stepper> make_constrained(bool shake, OctaveProblem& op, const Settings& s) {
-  HamiltonianProblem& problem = op.problem();
-  const UserFunctions& u = s.fns;
-  if (u.m == 0 || !u.g.is_defined())
-    throw InputError("invalidOption",
-                     "the options ConstraintFcn and ConstraintsNb are required (constraints g(q) = 0, or g(q, p) = 0 "
-                     "with ConstraintVariables \"qp\")");
-  if (!u.phase_space && (s.base_method.empty() || s.base_method == "stormer_verlet"))
-    return std::make_unique<Rattle>(problem, s.explicit_scheme, shake, s.newton);
-  if (s.explicit_scheme)
-    throw InputError("invalidOption",
-                     "option \"Explicit\" (the separable fast path) is for the classical RATTLE/SHAKE "
-                     "(ConstraintVariables \"q\", BaseMethod \"stormer_verlet\"); remove it with "
-                     "ConstraintVariables \"qp\" or another BaseMethod");
-  std::unique_ptr<ConstraintSet> g;
-  std::unique_ptr<FibreMap> fibre;
-  if (u.phase_space) {
-    g = op.phase_space_constraints();
-    if (u.flow.is_defined())
-      fibre = op.user_flow();
-    else
-      fibre = std::make_unique<IntegratedFibre>(*g);
-  } else {
-    g = std::make_unique<HolonomicConstraints>(problem);
-    fibre = std::make_unique<HolonomicFibre>(*g);
-  }
-  auto base = make_base_method(s.base_method.empty() ? "midpoint" : s.base_method, problem);
-  return std::make_unique<GeometricRattle>(problem, std::move(g), std::move(fibre), std::move(base), shake,
-                                           s.newton);
-}
+/// RATTLE or SHAKE (ConstrainedStepperFactory.cc); used by make_stepper.
+std::unique_ptr<Stepper> make_constrained(bool shake, OctaveProblem& op, const Settings& s);
 
-inline std::unique_ptr<Stepper> make_base_stepper(const std::string& method, OctaveProblem& op, const Settings& s) {
-  HamiltonianProblem& problem = op.problem();
-  if (method != "rattle" && method != "shake") {
-    if (s.fns.phase_space)
-      throw InputError("invalidOption", "option \"ConstraintVariables\" is for odeRATTLE and odeSHAKE");
-    if (!s.base_method.empty())
-      throw InputError("invalidOption", "option \"BaseMethod\" is for odeRATTLE and odeSHAKE");
-  }
-  if (method == "symplectic_euler")
-    return std::make_unique<SymplecticEuler>(problem, s.explicit_scheme, s.newton);
-  if (method == "stormer_verlet")
-    return std::make_unique<StormerVerlet>(problem, s.explicit_scheme, s.newton);
-  if (method == "velocity_verlet") return std::make_unique<VelocityVerlet>(problem);
-  if (method == "rattle" || method == "shake") return make_constrained(method == "shake", op, s);
-  if (method == "spectral_var_int") return make_spectral(problem, s);
-  throw InputError("invalidInput", "unknown method \"" + method + "\"");
-}
+/// Whether `stepper` is the classical RATTLE/SHAKE (class Rattle).
+bool is_rattle(const Stepper& stepper);
 
-/// The method, composed with the Composition/Order table if one is asked
-/// for: symmetric methods only (Störmer–Verlet, velocity Verlet, RATTLE and
-/// geometric RATTLE over midpoint or Störmer–Verlet).
-inline std::unique_ptr<Stepper> make_composed_stepper(const std::string& method, OctaveProblem& op,
-                                                      const Settings& s) {
-  if (!s.composition) return make_base_stepper(method, op, s);
-  const std::string what = std::string("options \"Composition\"/\"Order\" (") + s.composition->name + ")";
-  if (method == "symplectic_euler")
-    throw InputError("invalidOption", what + " need a symmetric method; symplectic Euler is not: use odeSV "
-                                             "(Stormer-Verlet, the symmetric composition of symplectic Euler and its adjoint)");
-  if (method == "shake")
-    throw InputError("invalidOption", what + " need a symmetric method; SHAKE is not: use odeRATTLE");
-  if (method == "spectral_var_int")
-    throw InputError("invalidOption", what + " are not for odeSPVI: raise its order with Q_DoFs and P_DoFs");
-  if (method == "rattle" && s.base_method == "symplectic_euler")
-    throw InputError("invalidOption", what + " need a symmetric method; geometric RATTLE over symplectic Euler "
-                                             "is not: use BaseMethod \"midpoint\" or \"stormer_verlet\"");
-  Settings composed = s;
-  composed.newton = base_newton_options(s);
-  return compose(make_base_stepper(method, op, composed), s);
-}
+/// A geometric RATTLE's constraints checked against differences at x
+/// (odepkg:derivativeCheck); nothing for any other stepper (a composition
+/// included).
+void check_constraint_derivatives(Stepper& stepper, const ConstVecRef& x);
 
-/// make_composed_stepper with CompensatedSummation honoured, or refused
-/// with the option named where the method does not implement it.
-inline std::unique_ptr<Stepper> make_stepper(const std::string& method, OctaveProblem& op, const Settings& s) {
-  std::unique_ptr<Stepper> stepper = make_composed_stepper(method, op, s);
-  if (!stepper->set_compensated_summation(s.compensated_summation))
-    throw InputError("unsupportedOption",
-                     std::string("option \"CompensatedSummation\" is implemented for the explicit Stormer-Verlet "
-                                 "(odeSV with \"Explicit\", \"yes\") and velocity Verlet (odeVV), with or "
-                                 "without Composition/Order; not for ") + stepper->name());
-  return stepper;
-}
+/// What a run reports of its RATTLE/SHAKE or geometric RATTLE (a
+/// composition's base method): rank deficiencies met, sparse gradients.
+struct ConstrainedReport {
+  bool constrained = false;  // Rattle or GeometricRattle
+  bool sparse = false;
+  bool rank_deficiency_seen = false;
+  double rank_deficiency_t = 0.0;
+  double condition_estimate = 0.0;
+  bool minimum_norm_position_multipliers = false;
+  bool minimum_norm_velocity_multipliers = false;
+};
+ConstrainedReport constrained_report(Stepper& stepper);
+
+/// SPVI's output at its Gauss nodes forwarded to `inner` (NodeOutput.h), or
+/// null if `stepper` is not SPVI (StepperFactory.cc).
+std::unique_ptr<Observer> make_node_output(const Stepper& stepper, Observer& inner, int d);
 
 }  // namespace odepkg::binding
 
