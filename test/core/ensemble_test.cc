@@ -7,6 +7,7 @@
 #include "ensemble/EnsembleRattle.hpp"
 #include "ensemble/EnsembleSplitting.hpp"
 #include "unconstrained/StormerVerlet.hpp"
+#include "SphereEdges.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>
@@ -192,25 +193,6 @@ TEST(Ensemble, RattleMembersEqualSingleRunsAndKeepConstraints) {
   EXPECT_EQ(pb.stats().newton_retries, 0);
 }
 
-// ---- the constrained Newton at the edges, each member on its own ----
-// The unit sphere, H = |p|^2/2 - kappa q_3: RATTLE's position equation is a
-// quadratic in s (q_1 = a - s q_0, a the unconstrained step); the method is
-// its root nearest s = 0 (Rattle.NewtonAtTheEdgesFollowsTheClosedForm).
-bool sphere_closed_form_step(const Vec& x, double h, double kappa, Vec& out) {
-  const Vec q = x.head(3);
-  Vec F(3);
-  F << 0.0, 0.0, kappa;
-  const Vec a = q + h * (x.tail(3) + 0.5 * h * F);
-  const double b = a.dot(q), c = a.squaredNorm() - 1.0, disc = b * b - q.squaredNorm() * c;
-  if (disc < 0.0) return false;
-  const double s = (b - std::sqrt(disc)) / q.squaredNorm();
-  const Vec q1 = a - s * q;
-  const Vec ps = (q1 - q) / h + 0.5 * h * F;
-  out.resize(6);
-  out.head(3) = q1;
-  out.tail(3) = ps - ps.dot(q1) / q1.squaredNorm() * q1;
-  return true;
-}
 
 TEST(Ensemble, NewtonAtTheEdgesFollowsTheClosedFormPerMember) {
   // 150 seeded starts as one ensemble at h = 0.25 (steps of up to a
@@ -220,14 +202,10 @@ TEST(Ensemble, NewtonAtTheEdgesFollowsTheClosedFormPerMember) {
   const double kappa = 5.0, h = 0.25;
   const int K = 150, N = 10;
   std::mt19937 rng(11);
-  std::normal_distribution<double> normal;
   Mat X0(6, K);
   for (int j = 0; j < K; ++j) {
-    Vec x(6);
-    for (int i = 0; i < 6; ++i) x(i) = normal(rng);
-    x.head(3).normalize();
-    x.tail(3) -= x.tail(3).dot(x.head(3)) * x.head(3);
-    X0.col(j) = x;
+    double hj = 0.0;
+    X0.col(j) = sphere_edges::start(j + 1, rng, hj);  // random starts (h = 0.25)
   }
   EnsembleProblem pb(3, K, [kappa](double, const ConstMatRef& X, MatRef DX) {
     DX.topRows(3) = X.bottomRows(3);
@@ -256,7 +234,7 @@ TEST(Ensemble, NewtonAtTheEdgesFollowsTheClosedFormPerMember) {
     int k = 0;
     for (; k < N; ++k) {
       const Vec x = fr.X[k].col(j);
-      if (!sphere_closed_form_step(x, h, kappa, next)) break;
+      if (!sphere_edges::closed_form_step(x, h, kappa, next)) break;
       ASSERT_FALSE(std::isnan(fr.X[k + 1](0, j))) << "member " << j << " refused a solvable step " << k;
       EXPECT_LT((fr.X[k + 1].col(j) - next).lpNorm<Eigen::Infinity>(), 1e-11) << "member " << j << " step " << k;
     }

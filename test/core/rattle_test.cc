@@ -3,6 +3,7 @@
 #include "ConstraintProjection.hpp"
 #include "loop/Integrator.hpp"
 #include "constrained/Rattle.hpp"
+#include "SphereEdges.hpp"
 #include "TestProblems.hpp"
 
 #include <gtest/gtest.h>
@@ -783,22 +784,6 @@ Sys sphere(double kappa) {
   return s;
 }
 
-/// One step of the closed form; false where the quadratic has no real root.
-bool closed_form_step(const Vec& x, double h, double kappa, Vec& out) {
-  const Vec q = x.head(3);
-  Vec F(3);
-  F << 0.0, 0.0, kappa;
-  const Vec a = q + h * (x.tail(3) + 0.5 * h * F);
-  const double b = a.dot(q), c = a.squaredNorm() - 1.0, disc = b * b - q.squaredNorm() * c;
-  if (disc < 0.0) return false;
-  const double s = (b - std::sqrt(disc)) / q.squaredNorm();
-  const Vec q1 = a - s * q;
-  const Vec ps = (q1 - q) / h + 0.5 * h * F;
-  out.resize(6);
-  out.head(3) = q1;
-  out.tail(3) = ps - ps.dot(q1) / q1.squaredNorm() * q1;
-  return true;
-}
 
 }  // namespace edges
 
@@ -806,16 +791,11 @@ TEST(Rattle, NewtonAtTheEdgesFollowsTheClosedForm) {
   const double kappa = 5.0;
   const Sys s = edges::sphere(kappa);
   std::mt19937 rng(11);
-  std::normal_distribution<double> normal;
   for (bool separable : {true, false}) {
     long completed = 0, retried = 0;
     for (int trial = 0; trial < 150; ++trial) {
-      Vec x(6);
-      for (int i = 0; i < 6; ++i) x(i) = normal(rng);
-      x.head(3).normalize();
-      x.tail(3) -= x.tail(3).dot(x.head(3)) * x.head(3);
-      const double h = trial == 0 ? 0.3 : 0.25;
-      if (trial == 0) x << 1, 0, 0, 0, 0.5, 0;
+      double h = 0.0;
+      const Vec x = sphere_edges::start(trial, rng, h);
       auto P = s.make();
       Rattle r(*P, separable);
       Point a(6), b(6);
@@ -823,7 +803,7 @@ TEST(Rattle, NewtonAtTheEdgesFollowsTheClosedForm) {
       Vec ref = x, next(6);
       bool all = true;
       for (int k = 0; k < 10; ++k) {
-        const bool solvable = edges::closed_form_step(ref, h, kappa, next);
+        const bool solvable = sphere_edges::closed_form_step(ref, h, kappa, next);
         const StepStatus st = r.step(a, h, b);
         if (!solvable) {  // no root: refused, never a step elsewhere
           EXPECT_NE(st, StepStatus::Success) << "trial " << trial << " step " << k;

@@ -7,6 +7,7 @@
 #include "constrained/SparseGramSolver.hpp"
 #include "constrained/SparseRowView.hpp"
 #include "ChainProblem.hpp"
+#include "SphereEdges.hpp"
 #include "FixedSteps.hpp"
 #include "TestProblems.hpp"
 
@@ -121,23 +122,6 @@ std::unique_ptr<HamiltonianProblem> sphere(double kappa) {
   return P;
 }
 
-/// One step of the closed form (q_1 = a - s q_0, s the root of the SHAKE
-/// quadratic nearest 0); false where the quadratic has no real root.
-bool closed_form_step(const Vec& x, double h, double kappa, Vec& out) {
-  const Vec q = x.head(3);
-  Vec F(3);
-  F << 0.0, 0.0, kappa;
-  const Vec a = q + h * (x.tail(3) + 0.5 * h * F);
-  const double b = a.dot(q), c = a.squaredNorm() - 1.0, disc = b * b - q.squaredNorm() * c;
-  if (disc < 0.0) return false;
-  const double s = (b - std::sqrt(disc)) / q.squaredNorm();
-  const Vec q1 = a - s * q;
-  const Vec ps = (q1 - q) / h + 0.5 * h * F;
-  out.resize(6);
-  out.head(3) = q1;
-  out.tail(3) = ps - ps.dot(q1) / q1.squaredNorm() * q1;
-  return true;
-}
 
 }  // namespace edges
 
@@ -149,15 +133,10 @@ bool closed_form_step(const Vec& x, double h, double kappa, Vec& out) {
 TEST(SparseRattle, NewtonAtTheEdgesFollowsTheClosedForm) {
   const double kappa = 5.0;
   std::mt19937 rng(11);
-  std::normal_distribution<double> normal;
   long completed = 0, retried = 0, distant = 0, refused = 0;
   for (int trial = 0; trial < 150; ++trial) {
-    Vec x(6);
-    for (int i = 0; i < 6; ++i) x(i) = normal(rng);
-    x.head(3).normalize();
-    x.tail(3) -= x.tail(3).dot(x.head(3)) * x.head(3);
-    const double h = trial == 0 ? 0.3 : 0.25;
-    if (trial == 0) x << 1, 0, 0, 0, 0.5, 0;
+    double h = 0.0;
+    const Vec x = sphere_edges::start(trial, rng, h);
     auto P = edges::sphere(kappa);
     Rattle r(*P, true);
     ASSERT_NE(r.sparse_separable(), nullptr);
@@ -166,7 +145,7 @@ TEST(SparseRattle, NewtonAtTheEdgesFollowsTheClosedForm) {
     Vec ref = x, next(6);
     bool all = true;
     for (int k = 0; k < 10; ++k) {
-      const bool solvable = edges::closed_form_step(ref, h, kappa, next);
+      const bool solvable = sphere_edges::closed_form_step(ref, h, kappa, next);
       const StepStatus st = r.step(a, h, b);
       if (!solvable) {  // no root: refused, never a step elsewhere
         EXPECT_NE(st, StepStatus::Success) << "trial " << trial << " step " << k;

@@ -113,6 +113,45 @@ class DampedMultiplierNewton {
   Vec dL_, Ltry_, gtry_, q1try_;
 };
 
+/// The root kept by a globalised solve from several starts: the one with
+/// the smallest multiplier displacement (the branch the step continues);
+/// a distinct farther root offered is counted in stats as rejected.  GMat:
+/// Mat or SpMat (the storage of G).
+template <class GMat>
+class NearestRoot {
+ public:
+  void reset() { found_ = false; }
+  bool found() const { return found_; }
+  /// Offer the root (L, q1, g, G) whose displacement is `corr`.
+  void offer(double corr, const Vec& L, const Vec& q1, const Vec& g, const GMat& G, Stats& st) {
+    if (found_ && !(corr < best_)) {  // the root kept is nearer (or the same)
+      if (distinct(corr, best_)) ++st.distant_roots;
+      return;
+    }
+    if (found_ && distinct(best_, corr)) ++st.distant_roots;
+    found_ = true;
+    best_ = corr;
+    L_ = L;
+    q1_ = q1;
+    g_ = g;
+    G_ = G;
+  }
+  /// The kept root back into the caller's storage.
+  void restore(Vec& L, Vec& q1, Vec& g, GMat& G) const {
+    L = L_;
+    q1 = q1_;
+    g = g_;
+    G = G_;
+  }
+
+ private:
+  static bool distinct(double far, double near) { return far > near * (1.0 + 1e-6) + 1e-12; }
+  bool found_ = false;
+  double best_ = 0.0;
+  Vec L_, q1_, g_;
+  GMat G_;
+};
+
 }  // namespace odepkg
 
 #endif

@@ -66,10 +66,6 @@ class SeparableRattle : private RattleAcceptance {
     A_.resize(m, m);
     L_ = Vec::Zero(m);
     Lguess_ = Vec::Zero(m);
-    Lbest_ = Vec::Zero(m);
-    gbest_ = Vec::Zero(m);
-    q1best_ = Vec::Zero(d);
-    Gbest_ = Mat::Zero(m, d);
     Lprev_ = Vec::Zero(m);
     Lprev2_ = Vec::Zero(m);
     Lprev3_ = Vec::Zero(m);
@@ -483,8 +479,7 @@ class SeparableRattle : private RattleAcceptance {
     // branch (the sphere at h = 0.25: roots s = 0.49 and 1.75 of the SHAKE
     // quadratic, the second taken), from L = 0 it follows the branch that
     // the step continues as h -> 0.
-    bool found = false;
-    double best = std::numeric_limits<double>::infinity();
+    nearest_.reset();
     for (int start = 0; start < 2; ++start) {
       if (start == 0) {
         guess_L(s, h, extrap);
@@ -496,26 +491,10 @@ class SeparableRattle : private RattleAcceptance {
       if (out == DampedMultiplierNewton::Outcome::NonFinite) return StepStatus::NonFinite;
       if (out == DampedMultiplierNewton::Outcome::Failed) continue;
       dfree_.noalias() = h * (B0_ * L_);
-      const double corr = inf_norm(dfree_);
-      if (found) {
-        if (!(corr < best)) {  // the root kept is nearer (or the same)
-          if (corr > best * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
-          continue;
-        }
-        if (best > corr * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
-      }
-      found = true;
-      best = corr;
-      Lbest_ = L_;
-      q1best_ = q1_;
-      gbest_ = gv_;
-      Gbest_ = G1e_;
+      nearest_.offer(inf_norm(dfree_), L_, q1_, gv_, G1e_, st);
     }
-    if (!found) return StepStatus::NewtonDiverged;
-    L_ = Lbest_;
-    q1_ = q1best_;
-    gv_ = gbest_;
-    G1e_ = Gbest_;
+    if (!nearest_.found()) return StepStatus::NewtonDiverged;
+    nearest_.restore(L_, q1_, gv_, G1e_);
     if (distant_root(q0, h)) return StepStatus::DistantRoot;
     ph_ = pbase_;
     ph_.noalias() -= G0_.transpose() * L_;
@@ -584,8 +563,8 @@ class SeparableRattle : private RattleAcceptance {
   Mat G0_, G1_;
   Mat Tpp_, B0_, TG1_, G1e_, last_G0_, S_, A_;
   Vec L_, Lprev_, Lprev2_, Lprev3_, M_, delta_, hid_;
-  Vec Lguess_, Lbest_, q1best_, gbest_;  // the warm guess; the globalised solve's best root
-  Mat Gbest_;
+  Vec Lguess_;  // the warm guess
+  NearestRoot<Mat> nearest_;  // the globalised solve's root
   int nL_ = 0;  // length of the chain of equal steps behind Lprev_
   Vec ph_, pbase_, q1_, q1pred_, Tp_, F1_, pstar_, p1_, dp_, vtmp_, dq_prev_, dfree_;
   bool have_tpp_ = false, have_guess_ = false, have_last_ = false;

@@ -123,9 +123,6 @@ class SparseSeparableRattle : private RattleAcceptance {
     x2_.resize(2 * d);
     gv_.resize(m);
     L_ = Vec::Zero(m);
-    Lbest_ = Vec::Zero(m);
-    gbest_ = Vec::Zero(m);
-    q1best_ = Vec::Zero(d);
     dfree_.resize(d);
     Lprev_ = Vec::Zero(m);
     Lprev2_ = Vec::Zero(m);
@@ -395,8 +392,7 @@ class SparseSeparableRattle : private RattleAcceptance {
       return problem_.constraint(q1, g);
     };
     auto grad = [&](const Vec& q1, SpMat& G) { return problem_.constraint_grad_sparse(q1, G, kUnionShaped); };
-    bool found = false;
-    double best = std::numeric_limits<double>::infinity();
+    nearest_.reset();
     for (int start = 0; start < 2; ++start) {
       if (start == 0) {
         guess_L(s, h, extrap);
@@ -409,26 +405,10 @@ class SparseSeparableRattle : private RattleAcceptance {
       if (damped_.rank_deficient()) note_rank_of(damped_.condition_estimate(), from.t);
       if (out == SparseDampedMultiplierNewton::Outcome::Failed) continue;
       us_.noalias() = G0_.transpose() * L_;
-      const double corr = h * us_.cwiseProduct(W_).lpNorm<Eigen::Infinity>();
-      if (found) {
-        if (!(corr < best)) {  // the root kept is nearer (or the same)
-          if (corr > best * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
-          continue;
-        }
-        if (best > corr * (1.0 + 1e-6) + 1e-12) ++st.distant_roots;
-      }
-      found = true;
-      best = corr;
-      Lbest_ = L_;
-      q1best_ = q1_;
-      gbest_ = gv_;
-      Gbest_ = G1_;
+      nearest_.offer(h * us_.cwiseProduct(W_).lpNorm<Eigen::Infinity>(), L_, q1_, gv_, G1_, st);
     }
-    if (!found) return StepStatus::NewtonDiverged;
-    L_ = Lbest_;
-    q1_ = q1best_;
-    gv_ = gbest_;
-    G1e_ = Gbest_;
+    if (!nearest_.found()) return StepStatus::NewtonDiverged;
+    nearest_.restore(L_, q1_, gv_, G1e_);
     S_tried_ = false;  // G1e_ is no longer the extrapolation S_ was formed from
     if (off_branch(q0, q1_, h, W_, DampedMultiplierNewton::kRefuseRatio)) {
       ++st.distant_roots;
@@ -1020,6 +1000,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   SparseGramSolver S_;    ///< S = G1e W G_0^T, when banded (factor_product)
   SparseGramSolver branch_;  ///< K_0 = G_0 W G_0^T for off_branch()
   SparseDampedMultiplierNewton damped_;  ///< the globalised position solve
+  NearestRoot<SpMat> nearest_;            ///< its root, from the two starts
   bool S_tried_ = false;  ///< S_ was (tried to be) factorized for this G1e_ and W
   bool simplified_ = true;     ///< this step's position Newton takes K_0 (else S)
   int exact_steps_left_ = 0;   ///< steps still to take S (after a slow K_0)
@@ -1032,8 +1013,7 @@ class SparseSeparableRattle : private RattleAcceptance {
   // is fitted as any matrix.)
   static constexpr SparsePatternUnion::Target kUnionShaped = SparsePatternUnion::Target::UnionShaped;
   SpMat G0_, G1_, G1e_, last_G0_, Gerr_;
-  SpMat Gbest_;  ///< G at the globalised solve's best root
-  Vec Lbest_, gbest_, q1best_, dfree_;
+  Vec dfree_;
   SparseRowView G1rows_;  ///< G1_ by rows, for G_1 v (step_affine)
   Vec G0_q_;              ///< the q_0 of G0_ (valid while have_G0_ and not G0_at_last_q1_)
   bool have_G0_ = false;

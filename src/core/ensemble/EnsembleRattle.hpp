@@ -606,7 +606,7 @@ class EnsembleRattle final : public EnsembleMethod {
         if (!rG_.middleCols(s * d, d).allFinite()) rstate_[s] = Slot::NonFinite;
         rrn_[s] = rg_.col(s).norm();
       }
-      for (int it = 0; it < DMN::kMaxIterations; ++it) {
+      for (int it = 0; it < opts_.max_iterations; ++it) {
         // Newton directions: dλ = (G_1 A G_0^T)^+ g / h
         int ns = 0;
         for (int s = 0; s < nr; ++s) {
