@@ -20,7 +20,7 @@ function native_vs_handle (N = 1e6, runs = 3)
   [~, i2] = odepkg_model ("H", (p1^2 + p2^2)/2 - 1/sqrt (q1^2 + q2^2), "q", [q1 q2], "p", [p1 p2],
                           "CacheDir", dir);
   rebuild = toc (t0);
-  f = @(t, y) [y(3:4); -y(1:2) / norm (y(1:2))^3];
+  f = @(t, y) [y(3:4); -y(1:2) / norm(y(1:2))^3];
   y0 = [0.5; 0; 0; sqrt(3)];
   h = 1e-3;
   o = odepkgset ("TimeStepSize", h, "Explicit", "yes");

@@ -212,7 +212,7 @@ endfunction
 %! hsym = ! isempty (pkg ("list", "symbolic"));
 %! dir = tempname ();
 %! kepler = [];
-%! fk = @(t, y) [y(3:4); -y(1:2) / norm (y(1:2))^3];
+%! fk = @(t, y) [y(3:4); -y(1:2) / norm(y(1:2))^3];
 %! y0 = [0.5; 0; 0; sqrt(3)];            # e = 0.5
 %! o = odepkgset ("TimeStepSize", 0.01);
 %! if (hsym)
@@ -299,7 +299,7 @@ endfunction
 
 ## bad input: errors with odepkg identifiers
 %!testif ; ! isempty (pkg ("list", "symbolic"))
-%! syms q p z q1 q2 p1 real
+%! syms q p z q1 q2 p1 p2 real
 %! fail ('odepkg_model ("H", p^2/2 + z*q, "q", q, "p", p, "CacheDir", dir)', "H uses z, in none of q, p and Parameters");
 %! fail ('odepkg_model ("H", [p; q], "q", q, "p", p)', "H must be a scalar");
 %! fail ('odepkg_model ("H", p1^2, "q", [q1 q2], "p", p1)', "q and p must have the same length");
