@@ -102,8 +102,7 @@ function [model, info] = odepkg_model (varargin)
   endif
   g = {};
   if (! isempty (a.g))
-    gs = to_sym (a.g, "g");
-    g = arrayfun (@(i) gs(i), 1:numel (gs), "UniformOutput", false);
+    g = to_sym (a.g, "g");
   endif
 
   t0 = tic ();
@@ -139,7 +138,7 @@ function [model, info] = odepkg_model (varargin)
   compile_s = toc (t0);
 
   model = struct ("odepkg_model", 1, "file", so, "source", csrc, "d", numel (q),
-                  "m", numel (g), "q", {q}, "p", {p}, "parameters", {par}, "H", r.H,
+                  "m", numel (g), "q", {r.q}, "p", {r.p}, "parameters", {r.parameters}, "H", r.H,
                   "g", {r.g}, "f", {r.f}, "G", {r.G}, "separable", r.separable,
                   "quadratic_kinetic", r.quadratic, "hash", key);
   info = struct ("cached", cached, "derive_seconds", derive_s, "compile_seconds", compile_s,
@@ -147,12 +146,13 @@ function [model, info] = odepkg_model (varargin)
 
 endfunction
 
-## Names of a vector of symbols, a cellstr or a string of names.
+## A vector of symbols (passed as it is: its names are read in the one
+## SymPy call), or the names of a cellstr or of a string of names.
 function c = symbol_names (v, what)
   if (isempty (v))
     c = {};
-  elseif (isa (v, "sym"))
-    c = arrayfun (@(i) char (v(i)), 1:numel (v), "UniformOutput", false);
+  elseif (isa (v, "sym") && isvector (v))
+    c = v;
   elseif (iscellstr (v))
     c = v(:).';
   elseif (ischar (v) && rows (v) == 1)

@@ -8,8 +8,8 @@
 ## (H_pq = 0) and a quadratic kinetic part (H_pp constant) decided
 ## symbolically; C code (ABI 1 of src/binding/NativeKernels.h) with common
 ## subexpressions eliminated (SymPy @code{cse}, @code{ccode} per entry).
-## @var{H} is a sym, @var{g} a cell of syms, @var{q}, @var{p}, @var{par}
-## cellstrs of symbol names.  Symbols are matched by name (a string's
+## @var{H} is a sym, @var{g} a sym vector or an empty cell, @var{q},
+## @var{p}, @var{par} sym vectors of symbols or cellstrs of names.  Symbols are matched by name (a string's
 ## @code{q} and @code{syms q real} are the same variable).  @var{r}.err is
 ## "" or the identifier of an input error whose text is @var{r}.msg.
 ## @end deftypefn
@@ -19,13 +19,16 @@ function r = odepkg_model_derive (H, g, q, p, par)
   cmd = {
     "H, g, qn, pn, parn = _ins"
     "import sympy as sp"
-    "g = list(g)"
-    "names = list(qn) + list(pn) + list(parn)"
+    "items = lambda v: list(v) if isinstance(v, (list, tuple, sp.MatrixBase)) else [v]"
+    "name = lambda s: s if isinstance(s, str) else (s.name if isinstance(s, sp.Symbol) else '(' + str(s) + ')')"
+    "qn = [name(s) for s in items(qn)]; pn = [name(s) for s in items(pn)]; parn = [name(s) for s in items(parn)]"
+    "g = items(g)"
+    "names = qn + pn + parn"
     "bad = [s for s in names if not (isinstance(s, str) and s.isidentifier())]"
     "dup = sorted(set(s for s in names if names.count(s) > 1))"
     "if bad or dup:"
     "    return ('badSymbol', 'not symbol names: ' + ', '.join(map(str, bad)) if bad else"
-    "            'named twice in q, p and Parameters: ' + ', '.join(dup), '', False, False, '', '', '', '')"
+    "            'named twice in q, p and Parameters: ' + ', '.join(dup), '', False, False, '', '', '', '', '', '', '')"
     "S = {s: sp.Symbol(s, real=True) for s in names}"
     "def canon(e, what):"
     "    e = sp.sympify(e)"
@@ -37,10 +40,10 @@ function r = odepkg_model_derive (H, g, q, p, par)
     "    H = canon(H, 'H')"
     "    g = [canon(e, 'g') for e in g]"
     "except ValueError as err:"
-    "    return ('unknownSymbol', str(err), '', False, False, '', '', '', '')"
+    "    return ('unknownSymbol', str(err), '', False, False, '', '', '', '', '', '', '')"
     "q = [S[s] for s in qn]; p = [S[s] for s in pn]; par = [S[s] for s in parn]"
     "if any(e.free_symbols & set(p) for e in g):"
-    "    return ('invalidInput', 'g must depend on q and the parameters only (holonomic constraints g(q) = 0)', '', False, False, '', '', '', '')"
+    "    return ('invalidInput', 'g must depend on q and the parameters only (holonomic constraints g(q) = 0)', '', False, False, '', '', '', '', '', '', '')"
     "d = len(q); m = len(g); z = q + p"
     "f = [sp.diff(H, v) for v in p] + [-sp.diff(H, v) for v in q]"
     "hess = [[sp.diff(H, a, b) for b in z] for a in z]"
@@ -70,13 +73,14 @@ function r = odepkg_model_derive (H, g, q, p, par)
     "            'void odepkg_G(const double *x, const double *par, double *out) {\\n  (void)x; (void)par;\\n'"
     "            + body([G[i][j] for i in range(m) for j in range(d)]) + '\\n}']"
     "show = lambda v: '\\n'.join(str(e) for e in v)"
-    "return ('', '', '\\n'.join(src) + '\\n', separable, quadratic, str(H), show(f), show(g), show([e for row in G for e in row]))"
+    "return ('', '', '\\n'.join(src) + '\\n', separable, quadratic, str(H), show(f), show(g), show([e for row in G for e in row]), show(qn), show(pn), show(parn))"
   };
-  [err, msg, src, sep, quad, Hs, fs, gs, Gs] = pycall_sympy__ (cmd, H, g, q, p, par);
+  [err, msg, src, sep, quad, Hs, fs, gs, Gs, qn, pn, parn] = pycall_sympy__ (cmd, H, g, q, p, par);
   split = @(s) ifelse_empty (s);
   r = struct ("err", err, "msg", msg, "source", src, "separable", logical (sep),
               "quadratic", logical (quad), "H", Hs, "f", {split(fs)}, "g", {split(gs)},
-              "G", {split(Gs)});
+              "G", {split(Gs)}, "q", {split(qn)}, "p", {split(pn)},
+              "parameters", {split(parn)});
 
 endfunction
 
