@@ -231,6 +231,12 @@ endfunction
 %! assert (numel (tn), 1001);
 %! assert (tn, th);
 %! assert (yn, yh, 1e-11);
+%! [~, yc] = odeSV (kepler, [0 10], y0, odepkgset (o, "CompensatedSummation", "on"));
+%! [~, yhc] = odeSV (fk, [0 10], y0, odepkgset (o, "Explicit", "yes", "CompensatedSummation", "on"));
+%! assert (yc, yhc, 1e-11);
+%! [~, ys] = odeSE (kepler, [0 1], y0, o);              # symplectic Euler too
+%! [~, yhs] = odeSE (fk, [0 1], y0, odepkgset (o, "Explicit", "yes"));
+%! assert (ys, yhs, 1e-12);
 %! x = [0.3; -0.8; 0.4; 1.1];  r = norm (x(1:2));
 %! assert (__odepkg_model_eval__ (kepler, "f", 0, x, []), fk (0, x), 1e-15);
 %! Vqq = eye (2) / r^3 - 3 * x(1:2) * x(1:2).' / r^5;
@@ -255,6 +261,9 @@ endfunction
 %! assert (tn, th);
 %! assert (yn, yh, 1e-12);
 %! assert (sum (yn(:,1:2).^2, 2), ones (numel (tn), 1), 1e-13);
+%! [~, ys] = odeSHAKE (m, [0 1], x0, o);
+%! [~, yhs] = odeSHAKE (@(t, y) [y(3:4); 0; -1], [0 1], x0, odepkgset (oh, "TimeStepSize", 0.01));
+%! assert (ys, yhs, 1e-12);
 %! o8 = odepkgset ("Order", 8, "RelTol", 1e-10);
 %! [tn, yn] = odeRATTLE (m, [0 10], x0, o8);
 %! [th, yh] = odeRATTLE (@(t, y) [y(3:4); 0; -1], [0 10], x0, odepkgset (oh, o8));

@@ -76,6 +76,16 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
 
   ## --- options (as ode45: a non-struct fourth argument is the first extra
   ## parameter) ---------------------------------------------------------------
+  ## a model with a separable H: "Explicit" unless the user gave it (before
+  ## the options are checked: CompensatedSummation needs it)
+  if (model && isfield (fcn, "separable") && isequal (fcn.separable, true)
+      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"})))
+    if (isnumeric (opts) && isempty (opts))
+      opts = struct ("Explicit", "yes");
+    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
+      opts.Explicit = "yes";
+    endif
+  endif
   [o, opts, extra] = odepkg_parse_options (solver, opts, extra, n);
   ## a model: its kernels run in the compiled loop (fcn, the struct with the
   ## parameter values); fcn_m, o_m: handles on the kernels for what runs here

@@ -5,8 +5,8 @@
 ## @deftypefn {} {[@var{model}, @var{fcn}, @var{o}, @var{cons}] =} odepkg_model_prepare (@var{solver}, @var{method}, @var{model}, @var{opts}, @var{o}, @var{extra}, @var{n})
 ## A native model (odepkg_model) checked for @var{solver} and made ready for
 ## the compiled loop: @var{model}.par holds the parameter values, read from
-## the extra arguments @var{extra}; "Explicit" is set from the model's
-## separability unless the user gave it (@var{opts}).  @var{fcn} and
+## the extra arguments @var{extra}; "Explicit" for a non-separable H is
+## refused (the driver sets it for a separable one).  @var{fcn} and
 ## @var{cons} (ConstraintFcn, ConstraintGradFcn, ConstraintsNb) are handles
 ## on the kernels for what runs in Octave (monitoring, deval).
 ## @end deftypefn
@@ -53,12 +53,9 @@ function [model, fcn, o, cons] = odepkg_model_prepare (solver, method, model, op
   endif
   model.par = par;
 
-  ## "Explicit" from the model unless given: yes for a separable H
-  given = isstruct (opts) && isfield (opts, "Explicit") && ! isempty (opts.Explicit);
-  if (! given && model.separable)
-    opts.Explicit = "yes";
-    o = odepkg_options (solver, opts, n);
-  elseif (strcmp (o.Explicit, "on") && ! model.separable)
+  ## "Explicit" (set by the driver for a separable H unless given) asked
+  ## for a non-separable one
+  if (strcmp (o.Explicit, "on") && ! model.separable)
     error ("odepkg:notSeparable",
            '%s: option "Explicit" asks for a separable H = T(p) + V(q), but the model''s H has H_pq != 0',
            solver);
