@@ -22,7 +22,9 @@
 ## @var{H}, and @var{g} (a vector for m constraints), are sym expressions or
 ## strings in the same syntax (@code{sym (@var{str})}); @var{q}, @var{p} and
 ## @var{par} are vectors of symbols (or a cellstr of names, or one string of
-## names).  Every symbol of @var{H} and @var{g} must be in one of them.
+## names).  Every symbol of @var{H} and @var{g} must be in one of them
+## (symbols are matched by name).  In strings, as in @code{sym}, @code{E},
+## @code{I} and @code{pi} are constants, not symbols.
 ## Parameters are values given at call time, as the extra arguments after
 ## the options (@code{odeSV (@var{model}, tspan, y0, opts, k)}): a new value
 ## compiles nothing.
