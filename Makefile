@@ -15,8 +15,11 @@ PKG_HOME   := $(CURDIR)/build/home
 # "'gs' (Ghostscript) binary is required").  octave-parallel: the tests of
 # odepkg_sweep (parcellfun workers, a pserver on the loopback interface);
 # the package itself does not depend on it (loaded on demand).
+# octave-symbolic and python3-sympy: odepkg_model (native models) derives
+# and writes its C kernels with SymPy; loaded by pkg load odepkg when
+# installed (PKG_ADD), optional otherwise.
 DEB_PKGS   := octave liboctave-dev libeigen3-dev googletest cmake g++ make pkg-config gnuplot-nox \
-              fonts-freefont-otf ghostscript octave-parallel
+              fonts-freefont-otf ghostscript octave-parallel octave-symbolic python3-sympy
 RUN_OCT     = HOME=$(PKG_HOME) $(OCTAVE) --norc --no-gui
 
 .PHONY: all deps build dist install install-core demo figures check check-core check-octave bench fuzz sanitize valgrind clean

@@ -19,6 +19,9 @@
 #include <octave/oct.h>
 #include <octave/quit.h>
 
+#include <memory>
+#include <vector>
+
 using namespace odepkg;
 using namespace odepkg::binding;
 
@@ -53,6 +56,50 @@ check_initial_data (HamiltonianProblem& problem, double t0, Vec& x0,
                    who, pr.g_before, pr.hidden_before, pr.g_after, pr.hidden_after);
   x0 = x;
   return true;
+}
+
+// A model of odepkg_model: a scalar struct with the field odepkg_model.
+static bool
+is_native_model (const octave_value& v)
+{
+  return v.isstruct () && v.numel () == 1 && v.scalar_map_value ().isfield ("odepkg_model");
+}
+
+// The model's kernels (its fields file, d, m and par: the parameter values
+// the driver read from the extra arguments), made the problem's functions in
+// s.fns; an option that would give another H or g is refused.
+static std::unique_ptr<NativeKernels>
+load_native_model (const octave_value& model, Settings& s, int n, const char* who)
+{
+  const octave_scalar_map mm = model.scalar_map_value ();
+  for (const char* f : {"file", "d", "m", "par"})
+    if (! mm.isfield (f))
+      error_with_id ("odepkg:invalidInput", "%s: the model lacks the field \"%s\" (build it with odepkg_model)",
+                     who, f);
+  if (! mm.getfield ("file").is_string ())
+    error_with_id ("odepkg:invalidInput", "%s: the model's field \"file\" must be a file name", who);
+  const int d = mm.getfield ("d").int_value ();
+  const int m = mm.getfield ("m").int_value ();
+  if (2 * d != n)
+    error_with_id ("odepkg:invalidInput", "%s: Y0 must have 2 d = %d elements for this model (got %d)",
+                   who, 2 * d, n);
+  if (s.fns.g.is_defined () || s.fns.G.is_defined () || s.fns.GH.is_defined () || s.fns.hessian.is_defined ()
+      || s.fns.flow.is_defined () || s.fns.phase_space)
+    error_with_id ("odepkg:invalidOption",
+                   "%s: a model gives H and g itself: options ConstraintFcn, ConstraintGradFcn, "
+                   "ConstraintHessFcn, ConstraintFlowFcn, HamiltonianHessFcn and ConstraintVariables "
+                   "\"qp\" are not taken with it", who);
+  if (s.fns.m != 0 && s.fns.m != m)
+    error_with_id ("odepkg:invalidOption", "%s: option \"ConstraintsNb\" (%d) differs from the model's m = %d",
+                   who, s.fns.m, m);
+  const NDArray par = mm.getfield ("par").array_value ();
+  std::vector<double> p (par.data (), par.data () + par.numel ());
+  auto k = std::make_unique<NativeKernels> (mm.getfield ("file").string_value (), d, m, std::move (p));
+  s.fns.native = k.get ();
+  s.fns.m = m;
+  if (m > 0)
+    s.fns.g = s.fns.G = model;  // given (by the kernels)
+  return k;
 }
 
 // stats with the field sparseconstraints (RATTLE/SHAKE: G stayed sparse)
@@ -96,8 +143,9 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     if (! args(0).is_string ())
       error_with_id ("odepkg:invalidInput", "%s: METHOD must be a string", who);
     const std::string method = args(0).string_value ();
-    if (! args(1).is_function_handle () && ! args(1).is_inline_function ())
-      error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle", who);
+    const bool native = is_native_model (args(1));
+    if (! native && ! args(1).is_function_handle () && ! args(1).is_inline_function ())
+      error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle or a model of odepkg_model", who);
     const Vec times = read_times (args(2), who);
     Vec x0 = state_vector (args(3), who, "Y0");
     if (! args(5).iscell ())
@@ -107,6 +155,9 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     const int n = x0.size ();
     Settings s = read_settings (args(4), who, n);
     s.fns.f = args(1);
+    std::unique_ptr<NativeKernels> kernels;
+    if (native)
+      kernels = load_native_model (args(1), s, n, who);
     OctaveProblem op (s.fns, n / 2, extra, who);
     HamiltonianProblem& problem = op.problem ();
     // A sparse ConstraintGradFcn (seen at q0) is kept sparse (OctaveProblem).

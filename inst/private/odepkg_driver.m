@@ -15,16 +15,18 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
            "%s: at most five outputs, [t, y, te, ye, ie] (or one: sol); %d were requested", solver, nout);
   endif
 
-  ## --- the ODE function --------------------------------------------------
+  ## --- the ODE function (or a native model of odepkg_model) ---------------
+  model = isstruct (fcn) && isscalar (fcn) && isfield (fcn, "odepkg_model");
   if (ischar (fcn))
     if (! (isrow (fcn) && any (exist (fcn) == [2, 3, 5, 103])))
       error ("odepkg:invalidInput", '%s: FCN names no function: "%s"', solver, fcn);
     endif
     fcn = str2func (fcn);
   endif
-  if (! is_function_handle (fcn))
+  if (! model && ! is_function_handle (fcn))
     error ("odepkg:invalidInput",
-           "%s: FCN must be a function handle or the name of a function", solver);
+           "%s: FCN must be a function handle, the name of a function or a model of odepkg_model",
+           solver);
   endif
 
   ## --- tspan ---------------------------------------------------------------
@@ -46,6 +48,11 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## Y0 with K > 1 columns (and more than one row): an ensemble of K
   ## trajectories, each column one initial state (odepkg_ensemble.m).
   if (isnumeric (y0) && ndims (y0) == 2 && rows (y0) > 1 && columns (y0) > 1)
+    if (model)
+      error ("odepkg:invalidInput",
+             "%s: ensembles (Y0 with several columns) do not take a model of odepkg_model yet: pass a function handle",
+             solver);
+    endif
     out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extra);
     return;
   endif
@@ -69,13 +76,35 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
 
   ## --- options (as ode45: a non-struct fourth argument is the first extra
   ## parameter) ---------------------------------------------------------------
+  ## a model with a separable H: "Explicit" unless the user gave it (before
+  ## the options are checked: CompensatedSummation needs it)
+  if (model && isfield (fcn, "separable") && isequal (fcn.separable, true)
+      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"})))
+    if (isnumeric (opts) && isempty (opts))
+      opts = struct ("Explicit", "yes");
+    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
+      opts.Explicit = "yes";
+    endif
+  endif
   [o, opts, extra] = odepkg_parse_options (solver, opts, extra, n);
+  ## a model: its kernels run in the compiled loop (fcn, the struct with the
+  ## parameter values); fcn_m, o_m: handles on the kernels for what runs here
+  ## (invariant monitoring, deval's projection)
+  fcn_m = fcn;
+  cons_m = struct ();
+  if (model)
+    [fcn, fcn_m, o, cons_m] = odepkg_model_prepare (solver, method, fcn, opts, o, extra, n);
+  endif
   if (lie)
     lie_options (solver, o);
   endif
 
   ## --- time mode (conflicting step options refused) -----------------------
   [times, o] = odepkg_time_mode (solver, tspan, o, opts);
+  o_m = o;
+  for [v, k] = cons_m
+    o_m.(k) = v;
+  endfor
   if (isempty (o.MaxStep))
     o.MaxStep = 0.1 * abs (times(end) - times(1));
   endif
@@ -101,7 +130,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   monitor_t0 = [];
   monitor_calls = struct ("f", 0, "g", 0, "G", 0, "H", 0, "I", 0);
   if (monitor)
-    [monitor_t0, monitor_calls] = odepkg_monitor (solver, o, fcn, extra, times(1), y0.', "", 0);
+    [monitor_t0, monitor_calls] = odepkg_monitor (solver, o_m, fcn_m, extra, times(1), y0.', "", 0);
     monitor_t0.t0 = times(1);           # reused at the first output: one call per output
     monitor_t0.y0 = y0;
   endif
@@ -205,7 +234,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     idata = struct ("nodes", nodes);
   endif
   if (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})))
-    idata = struct ("constraint", o.ConstraintFcn, "grad", o.ConstraintGradFcn, "fcn", fcn,
+    idata = struct ("constraint", o_m.ConstraintFcn, "grad", o_m.ConstraintGradFcn, "fcn", fcn_m,
                     "extra", {extra}, "variables", o.ConstraintVariables);
   endif
   ## a composed run of order p interpolates through p output points, so
@@ -265,7 +294,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       mode = o.ConstraintVariables;
     endif
     try
-      [mon, c] = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, monitor_t0);
+      [mon, c] = odepkg_monitor (solver, o_m, fcn_m, extra, t, y, mode, nv, monitor_t0);
       monitor_calls = structfun_add (monitor_calls, c);
     catch err
       warning ("odepkg:monitorFailed", "%s: invariant monitoring failed: %s", solver, err.message);

@@ -9,6 +9,7 @@
 #include "HamiltonianProblem.hpp"
 #include "constrained/ConstraintSet.hpp"
 #include "constrained/FibreMap.hpp"
+#include "NativeKernels.h"
 
 #include <octave/interpreter.h>
 #include <octave/oct.h>
@@ -249,6 +250,9 @@ struct UserFunctions {
   /// ConstraintVariables "qp": g, G, GH take y = [q; p] (m, m x 2d,
   /// 2d x 2d x m) and flow (y, s) is exp(sum s_i X_{g_i})(y).
   bool phase_space = false;
+  /// A model of odepkg_model: its compiled kernels are f, the Hessian of H,
+  /// g and G (the octave_values above are then not called).
+  NativeKernels* native = nullptr;
 };
 
 /// Builds the core problem; the UserFunction objects live as long as it does.
@@ -264,9 +268,15 @@ class OctaveProblem {
         GH_(u.GH, extra, who, "ConstraintHessFcn", false),
         flow_(u.flow, extra, who, "ConstraintFlowFcn", false),
         u_(u),
-        problem_(d, [this, d](double t, const ConstVecRef& x, VecRef dx) {
-          dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, field_shape_), 2 * d);
-        }) {
+        problem_(d, u.native ? native_field(u.native)
+                             : HamiltonianProblem::Field([this, d](double t, const ConstVecRef& x, VecRef dx) {
+                                 dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, field_shape_),
+                                                            2 * d);
+                               })) {
+    if (u.native) {
+      set_native(*u.native);
+      return;
+    }
     for (UserFunction* fn : {&f_, &hess_, &g_, &G_, &GH_, &flow_}) fn->set_arena(&arena_);
     problem_.set_argument_buffer([this](Eigen::Index n) { return arena_.buffer(n); });
     raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(d)));  // CallbackHeap.hpp
@@ -307,6 +317,20 @@ class OctaveProblem {
 
   HamiltonianProblem& problem() { return problem_; }
 
+  /// f of a native model: a kernel call, no interpreter (NativeKernels.h).
+  static HamiltonianProblem::Field native_field(NativeKernels* k) {
+    return [k](double t, const ConstVecRef& x, VecRef dx) { k->field(t, x, dx); };
+  }
+
+  /// The Hessian of H, g and G of a native model as the problem's callbacks.
+  void set_native(NativeKernels& k) {
+    problem_.set_hessian([&k](double t, const ConstVecRef& x, MatRef H) { k.hessian(t, x, H); });
+    if (k.constraints() > 0)
+      problem_.set_constraints(
+          k.constraints(), [&k](const ConstVecRef& q, VecRef g) { k.constraint(q, g); },
+          [&k](const ConstVecRef& q, MatRef G) { k.constraint_grad(q, G); });
+  }
+
   /// Calls ConstraintGradFcn once at q0 = x0(1:d) (constraints g(q) only)
   /// and, if it returns a sparse matrix, gives the core the sparse callback
   /// (HamiltonianProblem::set_sparse_constraint_grad_view): the separable
@@ -316,7 +340,7 @@ class OctaveProblem {
   /// a sparse problem is made sparse, a sparse one for a dense problem made
   /// dense (refused above 4e6 entries).  Returns true for sparse.
   bool probe_sparse_gradient(const Vec& x0) {
-    if (u_.m == 0 || !u_.G.is_defined()) return false;
+    if (u_.native || u_.m == 0 || !u_.G.is_defined()) return false;
     if (u_.phase_space) {  // Dg(y0): kept sparse by phase_space_constraints
       const octave_value D0 = G_.prime(0.0, x0);
       phase_space_sparse_ = D0.issparse();
