@@ -119,6 +119,13 @@
 ## at the output times) and @code{sol.residuals} (|g| and |Dg f|), computed
 ## after the run (2m + 3 calls of f per output, counted in @code{sol.stats});
 ## default @qcode{"off"}.
+## @item @qcode{"OnFailure"}
+## A step that cannot be completed in the middle of a run (Newton fails, no
+## root near the unconstrained step, a singular configuration, non-finite
+## values): @qcode{"warning"} (default, as @code{ode45}: the solution so far
+## with the warning @code{odepkg:integrationFailed}) or @qcode{"error"} (that
+## identifier, or @code{odepkg:singularConstraints}, as an error; for
+## sampling loops).
 ## @item @qcode{"InitialProjection"}
 ## What to do when the initial data violate the constraints:
 ## @qcode{"warn"} (project and warn, default) or @qcode{"error"}.
