@@ -652,6 +652,17 @@ function n = remote_jobs (conns)
   n = max (n, 1);
 endfunction
 
+## The workers that parcellfun forks inherit the pipes of octave-symbolic's
+## Python process (odepkg_model starts it): Python then never sees the end
+## of its input, and Octave's exit waits for it forever while the workers
+## wait for Octave.  The link is closed first (the next symbolic call opens
+## a new one).
+function close_symbolic_link ()
+  if (exist ("sympref") == 2)
+    evalc ("sympref ('reset')");
+  endif
+endfunction
+
 ## Every chunk's errors come back as data (run_chunk, run_params); what is
 ## caught here is a failure of the machinery itself (a worker that died, a
 ## server without odepkg on its path).
@@ -660,6 +671,7 @@ function res = evaluate (mode, nworkers, so, job, blocks)
     case "serial"
       res = cellfun (job, blocks, "UniformOutput", false);
     case "local"
+      close_symbolic_link ();
       try
         res = parcellfun (nworkers, job, blocks, "UniformOutput", false, "VerboseLevel", 0);
       catch err
