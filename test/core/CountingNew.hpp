@@ -29,6 +29,15 @@ void* operator new(std::size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// The nothrow forms too (std::get_temporary_buffer, e.g. under
+// std::stable_partition, allocates with them and frees with the plain
+// delete above: with the library's own nothrow new that pair mismatched,
+// which valgrind reports).
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  if (!odepkg::test::g_count_paused) ++odepkg::test::g_operator_news;
+  return std::malloc(n ? n : 1);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void* operator new[](std::size_t n) { return operator new(n); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
