@@ -55,6 +55,7 @@
 #include "constrained/SparseSeparableRattle.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace odepkg {
@@ -83,7 +84,9 @@ class Rattle final : public Stepper {
       errDg_.resize(m, 2 * d);
       errS_.resize(m, m);
       errw_.resize(m);
-      errldlt_ = Eigen::LDLT<Mat>(m);
+      // constructed in place: a moved-from LDLT(m) copies its uninitialised
+      // m_info (UBSan: "not a valid value for type 'ComputationInfo'")
+      errldlt_.emplace(m);
     }
   }
 
@@ -146,10 +149,10 @@ class Rattle final : public Stepper {
       return false;
     }
     errS_.noalias() = errG_ * errG_.transpose();
-    errldlt_.compute(errS_);
-    if (errldlt_.info() != Eigen::Success || !(errldlt_.vectorD().minCoeff() > 0.0)) return true;
+    errldlt_->compute(errS_);
+    if (errldlt_->info() != Eigen::Success || !(errldlt_->vectorD().minCoeff() > 0.0)) return true;
     errw_.noalias() = errG_ * err.tail(d);
-    errldlt_.solveInPlace(errw_);
+    errldlt_->solveInPlace(errw_);
     err.tail(d).noalias() -= errG_.transpose() * errw_;
     return true;
   }
@@ -197,7 +200,7 @@ class Rattle final : public Stepper {
   std::unique_ptr<GeometricRattle> general_path_;
   Mat errG_, errDg_, errS_;  // restrict_error (SHAKE): G(q_1), Dg(z_1) and G G'
   Vec errw_;
-  Eigen::LDLT<Mat> errldlt_;
+  std::optional<Eigen::LDLT<Mat>> errldlt_;  // SHAKE on a dense G only
 };
 
 }  // namespace odepkg
