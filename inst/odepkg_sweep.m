@@ -794,6 +794,13 @@ endfunction
 %!    why = "octave-parallel is not installed";
 %!    return;
 %!  endif
+%!  ## Under make sanitize libasan is preloaded into every process started
+%!  ## from this Octave, and the server's own Octave then fails to open its
+%!  ## command stream: a limit of that environment, not of netcellfun.
+%!  if (! isempty (strfind (getenv ("LD_PRELOAD"), "libasan")))
+%!    why = "libasan is preloaded (make sanitize)";
+%!    return;
+%!  endif
 %!  if (! isunix () || ! exist ("/proc/net/tcp", "file"))
 %!    why = "not a Linux system (/proc/net/tcp)";
 %!    return;
