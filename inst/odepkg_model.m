@@ -4,37 +4,99 @@
 ## -*- texinfo -*-
 ## @deftypefn  {} {@var{model} =} odepkg_model ("H", @var{H}, "q", @var{q}, "p", @var{p})
 ## @deftypefnx {} {@var{model} =} odepkg_model (@dots{}, "g", @var{g}, "Parameters", @var{par}, "CacheDir", @var{dir})
+## @deftypefnx {} {@var{model} =} odepkg_model (@dots{}, "ConstraintVariables", "qp", "Sparse", @var{s}, "CFlags", @var{flags})
+## @deftypefnx {} {@var{model} =} odepkg_model ("CFile", @var{file}, "Parameters", @var{par}, "Separable", @var{tf}, @dots{})
+## @deftypefnx {} {@var{model} =} odepkg_model ("Library", @var{so}, @dots{})
 ## @deftypefnx {} {[@var{model}, @var{info}] =} odepkg_model (@dots{})
-## A native model: write the Hamiltonian @var{H}(q, p) (and holonomic
-## constraints @var{g}(q) = 0) once, as symbolic expressions; get exact
-## derivatives and the speed of the compiled core.
+## A native model: write the Hamiltonian @var{H}(q, p) (and constraints
+## @var{g}(q) = 0, or @var{g}(q, p) = 0) once, as symbolic expressions; get
+## exact derivatives and the speed of the compiled core.
 ##
-## SymPy derives, in one call, f = [H_p; -H_q], the Hessian of H and
-## G = dg/dq, decides whether H is separable (H_pq = 0: the solvers then use
-## their explicit schemes, @qcode{"Explicit"} @qcode{"yes"}) and writes C
-## kernels (common subexpressions eliminated).  They are compiled with the C
-## compiler Octave was built with (@code{mkoctfile -p CC}) into a shared
-## object in a per-user cache, @file{~/.cache/odepkg} (or @var{dir}, or the
-## environment variable @env{ODEPKG_CACHE_DIR}), named by a hash of the code
-## and the flags: building the same model again compiles nothing.  Needs the
-## octave-symbolic package (loaded here) and SymPy.
+## SymPy derives, in one call, f = [H_p; -H_q], the Hessian of H, G = dg/dq
+## and the constraint Hessians d2g_k/dq2, each with its sparsity pattern
+## (only the entries that depend on a variable exist: a chain's G has 4
+## nonzeros a row), decides whether H is separable (H_pq = 0, simplified:
+## the solvers then use their explicit schemes, @qcode{"Explicit"}
+## @qcode{"yes"}) and writes C kernels (common subexpressions eliminated).
+## They are compiled with the C compiler Octave was built with
+## (@code{mkoctfile -p CC}, or the environment variable @env{CC}) into a
+## shared object in a per-user cache, @file{~/.cache/odepkg} (or @var{dir},
+## or the environment variable @env{ODEPKG_CACHE_DIR}), named by a hash of
+## the code and the flags, written to a temporary name and renamed (two
+## processes building the same model at once are safe).  The cache is keyed
+## on the inputs (the expressions and names as given, the compiler, the
+## flags, the generator's version): building the same model again, in this
+## session or another, runs neither SymPy nor the compiler.  Needs the
+## octave-symbolic package (loaded here when a model is derived) and SymPy.
 ##
-## @var{H}, and @var{g} (a vector for m constraints), are sym expressions or
-## strings in the same syntax (@code{sym (@var{str})}); @var{q}, @var{p} and
-## @var{par} are vectors of symbols (or a cellstr of names, or one string of
-## names).  Every symbol of @var{H} and @var{g} must be in one of them
-## (symbols are matched by name).  In strings, as in @code{sym}, @code{E},
-## @code{I} and @code{pi} are constants, not symbols.
+## @var{H}, and @var{g} (a vector, or a cellstr, for m constraints), are sym
+## expressions or strings in the same syntax (@code{^} or @code{**} for
+## powers, @code{pi}, @code{E}, @code{I}, @code{sin} @dots{} as in
+## @code{sym}); @var{H} may also be a cellstr of terms, summed.  @var{q},
+## @var{p} and @var{par} are vectors of symbols (or a cellstr of names, or
+## one string of names).  Every symbol of @var{H} and @var{g} must be in one
+## of them (symbols are matched by name).  Strings are read by Python's
+## parser (a sum term by term), so a long H or many g (a chain of 10^3
+## links) are quick to read; sym expressions are sent as they are.
 ## Parameters are values given at call time, as the extra arguments after
 ## the options (@code{odeSV (@var{model}, tspan, y0, opts, k)}): a new value
 ## compiles nothing.
 ##
+## Options:
+## @table @asis
+## @item @qcode{"ConstraintVariables"}, @qcode{"qp"}
+## @var{g} depends on q and p (coisotropic constraints, geometric RATTLE of
+## McLachlan, Modin, Verdier and Wilkins): its gradient and Hessians are
+## taken on y = [q; p].  Without it, a g that depends on p is an error.
+## @item @qcode{"Sparse"}, @qcode{"auto"} | @qcode{"on"} | @qcode{"off"}
+## G kept sparse in odeRATTLE and odeSHAKE (the path of a sparse
+## ConstraintGradFcn; with it the Hessian of H is taken sparse).
+## @qcode{"auto"}: when G has at least 2500 entries, at most a tenth of them
+## nonzero.  A run-time choice: the compiled kernels are the same.
+## @item @qcode{"CFlags"}
+## compiler flags (default @qcode{"-O2"}, @qcode{"-O1"} for generated code
+## above 200 kB, where gcc's -O2 takes much longer); part of the cache key.
+## @item @qcode{"CFile"}, @var{file}; @qcode{"Library"}, @var{so}
+## your own kernels, with the signature the generator writes (below):
+## a C file is compiled into the cache (keyed on its text), a shared object
+## used where it is.  Both are loaded once and checked (ABI version,
+## dimensions, patterns).  Give the parameter names (@qcode{"Parameters"},
+## else par1, par2, @dots{}), and @qcode{"Separable"}, true for a separable
+## H (default false: the implicit schemes).
+## @end table
+##
+## The kernels' C signature (ABI 2; @file{doc/native-models.md} has it in
+## full): @code{int odepkg_abi (void)} returns 2; @code{void odepkg_dims
+## (int *dims)} writes d, m, the number of parameters and nc (d, or 2d for
+## g(q, p)); @code{int odepkg_nnz (int which)} and @code{void
+## odepkg_pattern (int which, int *rows, int *cols)} give the nonzeros and
+## their 0-based (row, column) pairs in column-major order of the Hessian of
+## H (which = 0, 2d-by-2d), G (1, m-by-nc) and the stacked Hessians of g
+## [H_1 @dots{} H_m] (2, nc-by-nc*m; nnz -1: none); @code{void odepkg_H},
+## @code{odepkg_f} (= [H_p; -H_q]) and @code{odepkg_hess} (values on
+## pattern 0) take @code{(double t, const double *x, const double *par,
+## double *out)}, x = [q; p]; @code{void odepkg_g}, @code{odepkg_G} and
+## @code{odepkg_GH} take @code{(const double *y, const double *par, double
+## *out)}, y = q (or [q; p]), and write m values or the values on patterns
+## 1 and 2.
+##
 ## @var{model} is a struct that @code{odeSE}, @code{odeSV}, @code{odeRATTLE}
 ## and @code{odeSHAKE} take in place of the function F; its fields show
-## the derived expressions (@code{f}, @code{G}) and flags (@code{separable},
-## @code{quadratic_kinetic}).  @var{info} tells whether the kernels came from
-## the cache (@code{cached}), the seconds spent deriving and compiling, and
-## this session's cache @code{hits} and @code{misses}.
+## the derived expressions (@code{f}, @code{g}, @code{G}: at most 200 of each), the patterns'
+## nonzeros (@code{nnz}) and flags (@code{separable},
+## @code{quadratic_kinetic}, @code{constraint_variables}).  @var{info} tells
+## whether the model came from the cache (@code{cached}: nothing derived or
+## compiled), whether the compiler ran (@code{compiled}), the seconds spent
+## deriving and compiling, and this session's cache @code{hits} and
+## @code{misses}.
+##
+## Errors (@code{odepkg:} identifiers): a symbol in none of q, p and
+## Parameters (named), H not scalar, q and p of different lengths, g
+## depending on p without @qcode{"qp"}, an expression that is not finite
+## (@code{odepkg:nonFiniteExpression}: 1/0, 0/0), a cache folder that cannot
+## be created or written (@code{odepkg:modelCache}), no C compiler
+## (@code{odepkg:noCompiler}), octave-symbolic missing
+## (@code{odepkg:missingSymbolic}).
 ##
 ## Example (a pendulum as a constrained particle, and a parameterised
 ## oscillator):
@@ -49,6 +111,9 @@
 ## syms q p k real
 ## osc = odepkg_model ("H", p^2/2 + k*q^2/2, "q", q, "p", p, "Parameters", k);
 ## [t, y] = odeSV (osc, [0 10], [1; 0], o, 4);  # k = 4: y(:,1) ~ cos (2 t)
+## [osc, info] = odepkg_model ("H", "p^2/2 + k*q^2/2", "q", "q", "p", "p", "Parameters", "k");
+## [osc, info] = odepkg_model ("H", "p^2/2 + k*q^2/2", "q", "q", "p", "p", "Parameters", "k");
+## info.cached                                  # true: no SymPy, no compiler
 ## @end group
 ## @end example
 ## @seealso{odeSV, odeRATTLE, odepkgset}
@@ -69,7 +134,7 @@ function [model, info] = odepkg_model (varargin)
            "CFile", "Library", "CFlags", "Separable"};
   a = struct ("H", [], "q", [], "p", [], "g", [], "Parameters", [], "CacheDir", "",
               "ConstraintVariables", "q", "Sparse", "auto", "CFile", "", "Library", "",
-              "CFlags", "-O2", "Separable", false);
+              "CFlags", "", "Separable", false);
   for i = 1:numel (names)
     k = find (strcmpi (names{i}, known));
     if (isempty (k))
@@ -91,6 +156,9 @@ function [model, info] = odepkg_model (varargin)
     endif
     cc = cc_default;
   endif
+  ## "CFlags" "" (default): -O2, and -O1 for generated code above 200 kB
+  ## (gcc -O2's time and memory grow faster than the code: a 300-link
+  ## chain's 0.23 MB compile in 8 s at -O2, 3 s at -O1)
   flags = [strtrim(a.CFlags) " -shared -fPIC"];
 
   ## your own kernels: a C file compiled into the cache, or a shared object
@@ -112,7 +180,7 @@ function [model, info] = odepkg_model (varargin)
   ## hit): expressions and names, the generator's text, compiler, flags
   if (isempty (generator))
     generator = hash ("md5", [fileread(fullfile (fileparts (mfilename ("fullpath")), "private",
-                                                  "odepkg_model_derive.py")), "ABI 2"]);
+                                                  "odepkg_model_derive.py")), "ABI 2, index 2"]);
   endif
   key = hash ("md5", strjoin ({generator, cc, flags, cv, input_key(a.H), input_key(a.g), ...
                                input_key(a.q), input_key(a.p), input_key(a.Parameters)}, "\n\x01\n"));
@@ -161,6 +229,9 @@ function [model, info] = odepkg_model (varargin)
   ## compiled (or found) under the hash of the code: models with the same
   ## code share one object
   t0 = tic ();
+  if (isempty (strtrim (a.CFlags)))
+    flags = [ifelse(numel (r.source) > 2e5, "-O1", "-O2") flags];
+  endif
   code = hash ("md5", [r.source, cc, flags]);
   so = fullfile (dir, ["odepkg_model_" code ".so"]);
   compiled = exist (so, "file") != 2;
@@ -171,11 +242,11 @@ function [model, info] = odepkg_model (varargin)
   misses += 1;
 
   model = struct ("odepkg_model", 2, "file", so, "source", [so(1:end-3) ".c"], "d", numel (r.q),
-                  "m", numel (r.g), "q", {r.q}, "p", {r.p}, "parameters", {r.parameters}, "H", r.H,
+                  "m", r.m, "q", {r.q}, "p", {r.p}, "parameters", {r.parameters}, "H", r.H,
                   "g", {r.g}, "f", {r.f}, "G", {r.G}, "separable", r.separable,
                   "quadratic_kinetic", r.quadratic, "constraint_variables", cv,
                   "nnz", struct ("hess", r.nnz(1), "G", r.nnz(2), "GH", r.nnz(3)),
-                  "sparse", sparse_mode, "hash", code);
+                  "sparse", sparse_mode, "derived", true, "hash", code);
   write_index (index, model);
   info = struct ("cached", false, "compiled", compiled, "derive_seconds", derive_s,
                  "compile_seconds", compile_s, "hits", hits, "misses", misses);
@@ -340,6 +411,9 @@ function [model, info] = own_kernels (a, dir, cc, flags, cv, sparse_mode)
   t0 = tic ();
   cached = true;
   compiled = false;
+  if (isempty (strtrim (a.CFlags)))
+    flags = ["-O2" flags];
+  endif
   if (! isempty (a.CFile))
     if (! ischar (a.CFile) || exist (a.CFile, "file") != 2)
       error ("odepkg:invalidInput", 'odepkg_model: "CFile" must name a C file (%s not found)', disp_name (a.CFile));
@@ -389,7 +463,7 @@ function [model, info] = own_kernels (a, dir, cc, flags, cv, sparse_mode)
                   "separable", logical (a.Separable), "quadratic_kinetic", false,
                   "constraint_variables", cv,
                   "nnz", struct ("hess", k.nnz(1), "G", k.nnz(2), "GH", k.nnz(3)),
-                  "sparse", sparse_mode, "hash", code);
+                  "sparse", sparse_mode, "derived", false, "hash", code);
   info = struct ("cached", cached, "compiled", compiled, "derive_seconds", 0, "compile_seconds", toc (t0));
 endfunction
 

@@ -105,6 +105,10 @@ load_native_model (const octave_value& model, Settings& s, int n, const char* wh
   // G sparse in the solvers: the model's "Sparse" ("auto": NativeKernels::sparse_pays)
   const std::string sp = mm.isfield ("sparse") ? mm.getfield ("sparse").string_value () : "auto";
   k->set_sparse (m > 0 && (sp == "on" || (sp == "auto" && k->sparse_pays ())));
+  // derived kernels are exact: DerivativeCheck (dense, O(d^2 m) for the
+  // constraint Hessians) only for the user's own ("CFile", "Library")
+  if (mm.isfield ("derived") && mm.getfield ("derived").is_true ())
+    s.derivative_check = false;
   s.fns.native = k.get ();
   s.fns.m = m;
   s.fns.phase_space = model_qp;

@@ -13,6 +13,7 @@
 ## syms or strings (a cellstr for several g), @var{q}, @var{p}, @var{par}
 ## sym vectors of symbols or cellstrs of names; @var{qp} true: g = g(q, p),
 ## its derivatives taken on y = [q; p].  Symbols are matched by name.
+## (@var{r}.g shows at most 200 of the constraints: @var{r}.m counts them.)
 ## @var{r}.err is "" or the identifier of an input error whose text is
 ## @var{r}.msg.
 ## @end deftypefn
@@ -23,13 +24,13 @@ function r = odepkg_model_derive (H, g, q, p, par, qp)
   if (isempty (cmd))
     cmd = strsplit (fileread (fullfile (fileparts (mfilename ("fullpath")), "odepkg_model_derive.py")), "\n");
   endif
-  [err, msg, src, sep, quad, Hs, fs, gs, Gs, nh, ng, ngh, qn, pn, parn] = ...
+  [err, msg, src, sep, quad, Hs, fs, gs, Gs, nh, ng, ngh, m, qn, pn, parn] = ...
     pycall_sympy__ (cmd, H, g, q, p, par, logical (qp));
   lines = @(s) ifelse_empty (s);
   r = struct ("err", err, "msg", msg, "source", src, "separable", logical (sep),
               "quadratic", logical (quad), "H", Hs, "f", {lines(fs)}, "g", {lines(gs)},
               "G", {lines(Gs)}, "q", {lines(qn)}, "p", {lines(pn)},
-              "parameters", {lines(parn)}, "nnz", double ([nh, ng, ngh]));
+              "parameters", {lines(parn)}, "nnz", double ([nh, ng, ngh]), "m", double (m));
 
 endfunction
 

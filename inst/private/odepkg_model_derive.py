@@ -14,7 +14,7 @@ name = lambda s: s if isinstance(s, str) else (s.name if isinstance(s, sp.Symbol
 qn = [name(s) for s in items(qn)]; pn = [name(s) for s in items(pn)]; parn = [name(s) for s in items(parn)]
 g = items(g)
 names = qn + pn + parn
-nothing = ('', False, False, '', '', '', '', 0, 0, 0, '', '', '')
+nothing = ('', False, False, '', '', '', '', 0, 0, 0, 0, '', '', '')
 bad = [s for s in names if not (isinstance(s, str) and s.isidentifier())]
 dup = sorted(set(s for s in names if names.count(s) > 1))
 if bad or dup:
@@ -150,7 +150,7 @@ sub.update({v: sp.Symbol('par[%d]' % k, real=True) for k, v in enumerate(par)})
 qsub = dict(sub) if qp else {v: sp.Symbol('x[%d]' % i, real=True) for i, v in enumerate(q)}
 qsub.update({v: sp.Symbol('par[%d]' % k, real=True) for k, v in enumerate(par)})
 LIMIT = 200  # entries shown in the model's fields (printing is slow)
-CHUNK = 2000  # outputs per C function (bounds the compiler's work per function and cse's)
+CHUNK = 256  # outputs per C function (bounds the compiler's work per function and cse's)
 src = []
 def kernel(fname, args, exprs, s):
     # out[k] = exprs[k], common subexpressions eliminated per chunk
@@ -207,5 +207,5 @@ if m > 0:
         kernel('odepkg_GH', cf, [GH[k] for k in GHp], qsub)
 show = lambda v: '\n'.join(str(e) for e in v[:LIMIT]) + ('\n... (%d more)' % (len(v) - LIMIT) if len(v) > LIMIT else '')
 Gshow = ['G(%d,%d) = %s' % (k + 1, j + 1, G[(k, j)]) for k, j in sorted(G)[:LIMIT]] + ([''] * max(len(G) - LIMIT, 0))
-return ('', '', '\n'.join(src) + '\n', separable, quadratic, (str(H) if len(H.args) < LIMIT else '%d terms' % len(H.args)), show(f[:LIMIT] + [''] * max(len(f) - LIMIT, 0)), show(g[:LIMIT] + [''] * max(len(g) - LIMIT, 0)), show(Gshow), len(hp), max(nG, 0), nGH,
+return ('', '', '\n'.join(src) + '\n', separable, quadratic, (str(H) if len(H.args) < LIMIT else '%d terms' % len(H.args)), show(f[:LIMIT] + [''] * max(len(f) - LIMIT, 0)), show(g[:LIMIT] + [''] * max(len(g) - LIMIT, 0)), show(Gshow), len(hp), max(nG, 0), nGH, m,
         '\n'.join(qn), '\n'.join(pn), '\n'.join(parn))
