@@ -83,8 +83,12 @@ load_native_model (const octave_value& model, Settings& s, int n, const char* wh
   if (2 * d != n)
     error_with_id ("odepkg:invalidInput", "%s: Y0 must have 2 d = %d elements for this model (got %d)",
                    who, 2 * d, n);
+  // ConstraintVariables "qp" is the driver's copy of the model's (its deval
+  // and monitoring read it); any other function option is refused
+  const bool model_qp = mm.isfield ("constraint_variables")
+                        && mm.getfield ("constraint_variables").string_value () == "qp";
   if (s.fns.g.is_defined () || s.fns.G.is_defined () || s.fns.GH.is_defined () || s.fns.hessian.is_defined ()
-      || s.fns.flow.is_defined () || s.fns.phase_space)
+      || s.fns.flow.is_defined () || (s.fns.phase_space && ! model_qp))
     error_with_id ("odepkg:invalidOption",
                    "%s: a model gives H and g itself: options ConstraintFcn, ConstraintGradFcn, "
                    "ConstraintHessFcn, ConstraintFlowFcn, HamiltonianHessFcn and ConstraintVariables "
@@ -95,10 +99,24 @@ load_native_model (const octave_value& model, Settings& s, int n, const char* wh
   const NDArray par = mm.getfield ("par").array_value ();
   std::vector<double> p (par.data (), par.data () + par.numel ());
   auto k = std::make_unique<NativeKernels> (mm.getfield ("file").string_value (), d, m, std::move (p));
+  if (k->phase_space () != model_qp)
+    error_with_id ("odepkg:nativeModel", "%s: the model's kernels take g(%s), the model says g(%s) (rebuild the model)",
+                   who, k->phase_space () ? "q, p" : "q", model_qp ? "q, p" : "q");
+  // G sparse in the solvers: the model's "Sparse" ("auto": NativeKernels::sparse_pays)
+  const std::string sp = mm.isfield ("sparse") ? mm.getfield ("sparse").string_value () : "auto";
+  k->set_sparse (m > 0 && (sp == "on" || (sp == "auto" && k->sparse_pays ())));
+  // derived kernels are exact: DerivativeCheck (dense, O(d^2 m) for the
+  // constraint Hessians) only for the user's own ("CFile", "Library")
+  if (mm.isfield ("derived") && mm.getfield ("derived").is_true ())
+    s.derivative_check = false;
   s.fns.native = k.get ();
   s.fns.m = m;
+  s.fns.phase_space = model_qp;
+  s.fns.hessian = model;  // given (by the kernels): analytic, as the checks judge them
   if (m > 0)
-    s.fns.g = s.fns.G = model;  // given (by the kernels)
+    s.fns.g = s.fns.G = model;
+  if (k->has_constraint_hess ())
+    s.fns.GH = model;
   return k;
 }
 

@@ -78,8 +78,10 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## parameter) ---------------------------------------------------------------
   ## a model with a separable H: "Explicit" unless the user gave it (before
   ## the options are checked: CompensatedSummation needs it)
+  ## (not for g(q, p): its geometric RATTLE has no explicit scheme)
   if (model && isfield (fcn, "separable") && isequal (fcn.separable, true)
-      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"})))
+      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
+      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
     if (isnumeric (opts) && isempty (opts))
       opts = struct ("Explicit", "yes");
     elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))

@@ -322,13 +322,40 @@ class OctaveProblem {
     return [k](double t, const ConstVecRef& x, VecRef dx) { k->field(t, x, dx); };
   }
 
-  /// The Hessian of H, g and G of a native model as the problem's callbacks.
+  /// The Hessian of H, g, G and the constraint Hessians of a native model
+  /// as the problem's callbacks; G (and then the Hessian of H) sparse where
+  /// the model says so (NativeKernels::sparse: the path a sparse
+  /// ConstraintGradFcn takes).  g(q, p): phase_space_constraints.
   void set_native(NativeKernels& k) {
     problem_.set_hessian([&k](double t, const ConstVecRef& x, MatRef H) { k.hessian(t, x, H); });
-    if (k.constraints() > 0)
-      problem_.set_constraints(
-          k.constraints(), [&k](const ConstVecRef& q, VecRef g) { k.constraint(q, g); },
-          [&k](const ConstVecRef& q, MatRef G) { k.constraint_grad(q, G); });
+    if (k.constraints() == 0 || k.phase_space()) return;
+    HamiltonianProblem::ConstraintHess GH;
+    if (k.has_constraint_hess()) GH = [&k](const ConstVecRef& q, MatRef H) { k.constraint_hess(q, H); };
+    problem_.set_constraints(
+        k.constraints(), [&k](const ConstVecRef& q, VecRef g) { k.constraint(q, g); },
+        [&k](const ConstVecRef& q, MatRef G) { k.constraint_grad(q, G); }, GH);
+    if (!k.sparse()) return;
+    problem_.set_sparse_constraint_grad_view(
+        [&k](const ConstVecRef& q, HamiltonianProblem::GradSink& sink) { k.constraint_grad_view(q, sink); });
+    problem_.set_sparse_hessian([&k](double t, const ConstVecRef& x, SpMat& H) { k.hessian_sparse(t, x, H); });
+  }
+
+  /// g(q, p) of a native model (ConstraintVariables "qp"): g(y), Dg(y) and
+  /// the Hessians from the kernels, sparse where the model says so.
+  std::unique_ptr<ConstraintSet> native_phase_space_constraints(NativeKernels& k) {
+    PhaseSpaceConstraints::HessFn H;
+    if (k.has_constraint_hess()) H = [&k](const ConstVecRef& y, MatRef out) { k.constraint_hess(y, out); };
+    auto g = std::make_unique<PhaseSpaceConstraints>(
+        problem_.dim(), k.constraints(), problem_.stats(),
+        [&k](const ConstVecRef& y, VecRef out) { k.constraint(y, out); },
+        [&k](const ConstVecRef& y, MatRef out) { k.constraint_grad(y, out); }, H);
+    if (k.sparse()) {
+      PhaseSpaceConstraints::SparseHessFn Hs;
+      if (k.has_constraint_hess()) Hs = [&k](const ConstVecRef& y, SpMat& out) { k.constraint_hess_sparse(y, out); };
+      g->set_sparse([&k](const ConstVecRef& y, SpMat& out) { k.constraint_grad_sparse(y, out); }, Hs);
+      problem_.set_sparse_hessian([&k](double t, const ConstVecRef& x, SpMat& out) { k.hessian_sparse(t, x, out); });
+    }
+    return g;
   }
 
   /// Calls ConstraintGradFcn once at q0 = x0(1:d) (constraints g(q) only)
@@ -373,6 +400,7 @@ class OctaveProblem {
   /// ConstraintVariables "qp": the user's g(y), Dg(y), Hessians on phase
   /// space (differences where not given).
   std::unique_ptr<ConstraintSet> phase_space_constraints() {
+    if (u_.native) return native_phase_space_constraints(*u_.native);
     const int d = problem_.dim(), m = u_.m, n = 2 * d;
     PhaseSpaceConstraints::GradFn Dg;
     PhaseSpaceConstraints::HessFn H;
