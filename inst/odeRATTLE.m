@@ -1867,8 +1867,11 @@ endfunction
 %! R = 0.7;
 %! v = ym(5:8, :) ./ [2; 2; 0.4; 0.9];
 %! assert (max (abs (v(1,:) - R*cos(ym(3,:)).*v(4,:))) < 1e-12);
-%! sr = odeRATTLE (@disk_f, [0 2], disk_exact (0), disk_opts ("StepControl", "reversible", "StepDensityEps", 0.01));
+%! ## (no force: the default density has no time scale; a constant one given)
+%! sr = odeRATTLE (@disk_f, [0 2], disk_exact (0), disk_opts ("StepControl", "reversible", "StepDensityEps", 0.01,
+%!                                                           "StepDensityFcn", @(t, y) 0, "InitialStepDensity", 1));
 %! assert (sr.y(:, end), disk_exact (2), 1e-3);
+%! assert (sr.stats.maxnonholresidual < 1e-14);
 %!test
 %! ## a redundant velocity constraint (A with a repeated row): minimum-norm
 %! ## multipliers, the same motion, a warning
@@ -1878,12 +1881,12 @@ endfunction
 %! warning ("off", "odepkg:singularConstraints", "local");
 %! [~, y3] = odeRATTLE (@disk_f, [0 1], disk_exact (0), odepkgset ("NonholonomicFcn", A3, "NonholonomicsNb", 3, "TimeStepSize", 0.05));
 %! assert (y3, y2, 1e-12);
-%!warning <rank-deficient> odeRATTLE (@disk_f, [0 0.1], disk_exact (0), odepkgset ("NonholonomicFcn", @(q) [1, 0, 0, -0.7*cos(q(3)); 1, 0, 0, -0.7*cos(q(3))], "NonholonomicsNb", 2, "TimeStepSize", 0.05));
-%!warning <velocity constraints> odeRATTLE (@disk_f, [0 0.1], disk_exact (0) + [0; 0; 0; 0; 0.1; 0; 0; 0], disk_opts ("TimeStepSize", 0.05));
+%!warning <rank-deficient> [t, y] = odeRATTLE (@disk_f, [0 0.1], disk_exact (0), odepkgset ("NonholonomicFcn", @(q) [1, 0, 0, -0.7*cos(q(3)); 1, 0, 0, -0.7*cos(q(3))], "NonholonomicsNb", 2, "TimeStepSize", 0.05));
+%!warning <velocity constraints> [t, y] = odeRATTLE (@disk_f, [0 0.1], disk_exact (0) + [0; 0; 0; 0; 0.1; 0; 0; 0], disk_opts ("TimeStepSize", 0.05));
 %!error id=odepkg:inconsistentInitialData odeRATTLE (@disk_f, [0 0.1], disk_exact (0) + [0; 0; 0; 0; 0.1; 0; 0; 0], disk_opts ("TimeStepSize", 0.05, "InitialProjection", "error"));
 %!error id=odepkg:badFcnOutput odeRATTLE (@disk_f, [0 0.1], disk_exact (0), odepkgset ("NonholonomicFcn", @(q) [1, 0, 0, 0], "NonholonomicsNb", 2, "TimeStepSize", 0.05));
 %!error <NonholonomicsNb" \+ "ConstraintsNb" \(2 \+ 2\) must be smaller> odeRATTLE (@disk_f, [0 0.1], disk_exact (0), disk_opts ("ConstraintFcn", @(q) q(1:2), "ConstraintsNb", 2, "TimeStepSize", 0.05));
 %!error <are given together> odeRATTLE (@disk_f, [0 0.1], disk_exact (0), odepkgset ("NonholonomicFcn", @(q) [1, 0, 0, 0], "TimeStepSize", 0.05));
-%!error id=odepkg:notSeparable odeRATTLE (@(t, y) [(1 + y(1)^2) * y(5:8); -y(1) * sum (y(5:8).^2); 0; 0; 0], [0 0.1], disk_exact (0), disk_opts ("TimeStepSize", 0.05));
-%!error id=odepkg:invalidOption odeSHAKE (@disk_f, [0 0.1], disk_exact (0), disk_opts ("TimeStepSize", 0.05));
+%!error id=odepkg:notSeparable odeRATTLE (@(t, y) [(1 + y(1)^2) * y(5:8); -y(1) * sum(y(5:8).^2); 0; 0; 0], [0 0.1], disk_exact (0), disk_opts ("TimeStepSize", 0.05));
+%!error id=odepkg:unsupportedOption odeSHAKE (@disk_f, [0 0.1], disk_exact (0), disk_opts ("TimeStepSize", 0.05));
 %!error id=odepkg:unsupportedOption odeRATTLE (@disk_f, [0 0.1], [disk_exact(0), disk_exact(0)], disk_opts ("TimeStepSize", 0.05));
