@@ -15,6 +15,7 @@
 #include <octave/oct.h>
 #include <octave/parse.h>
 
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -247,6 +248,9 @@ class UserFunction {
 struct UserFunctions {
   octave_value f, hessian, g, G, GH, flow;
   int m = 0;
+  /// NonholonomicFcn: A(q), k x d, of the velocity constraints A(q) H_p = 0 (k = 0: none).
+  octave_value A;
+  int k = 0;
   /// ConstraintVariables "qp": g, G, GH take y = [q; p] (m, m x 2d,
   /// 2d x 2d x m) and flow (y, s) is exp(sum s_i X_{g_i})(y).
   bool phase_space = false;
@@ -267,6 +271,7 @@ class OctaveProblem {
         G_(u.G, extra, who, "ConstraintGradFcn", false),
         GH_(u.GH, extra, who, "ConstraintHessFcn", false),
         flow_(u.flow, extra, who, "ConstraintFlowFcn", false),
+        A_(u.A, extra, who, "NonholonomicFcn", false),
         u_(u),
         problem_(d, u.native ? native_field(u.native)
                              : HamiltonianProblem::Field([this, d](double t, const ConstVecRef& x, VecRef dx) {
@@ -277,7 +282,7 @@ class OctaveProblem {
       set_native(*u.native);
       return;
     }
-    for (UserFunction* fn : {&f_, &hess_, &g_, &G_, &GH_, &flow_}) fn->set_arena(&arena_);
+    for (UserFunction* fn : {&f_, &hess_, &g_, &G_, &GH_, &flow_, &A_}) fn->set_arena(&arena_);
     problem_.set_argument_buffer([this](Eigen::Index n) { return arena_.buffer(n); });
     raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(d)));  // CallbackHeap.hpp
     // f's result read in Octave's array (valid until f_'s next call)
@@ -433,6 +438,14 @@ class OctaveProblem {
     return g;
   }
 
+  /// The user's NonholonomicFcn q -> A(q) (k-by-d; k = 1: row or column alike).
+  std::function<void(const ConstVecRef&, MatRef)> velocity_constraint() {
+    const int k = u_.k, d = problem_.dim();
+    return [this, k, d](const ConstVecRef& q, MatRef out) {
+      out = Eigen::Map<const Mat>(A_.call(0.0, q, k * d, "k-by-d matrix (k = NonholonomicsNb)", k > 1 ? k : -1), k, d);
+    };
+  }
+
   /// The user's ConstraintFlowFcn (y, s) -> exp(sum s_i X_{g_i})(y).
   std::unique_ptr<FibreMap> user_flow() {
     const int n = problem_.state_size();
@@ -447,7 +460,7 @@ class OctaveProblem {
  private:
   ArgumentArena arena_;  ///< (before the functions that point to it)
   const char* field_shape_;  // odeVV: [v; a], the others: [dH/dp; -dH/dq]
-  UserFunction f_, hess_, g_, G_, GH_, flow_;
+  UserFunction f_, hess_, g_, G_, GH_, flow_, A_;
   UserFunctions u_;
   HamiltonianProblem problem_;
   bool phase_space_sparse_ = false;  ///< ConstraintVariables "qp" with a sparse Dg at y0
