@@ -832,6 +832,52 @@ endfunction
 %! end_unwind_protect
 %! fail ('odepkg_model ("H", "p^2", "q", "q", "p", "p", "Sparse", "maybe")', '"Sparse" must be one of');
 
+%!demo
+%! ## The same runs with a function handle and with a native model: CPU
+%! ## time per step (median of 3 runs after a warm-up; on a shared machine
+%! ## single figures move, the ratios are measured side by side).  Kepler
+%! ## (e = 0.5) by explicit odeSV, 10^5 steps; the pendulum as a particle
+%! ## on the unit circle by odeRATTLE, order 2 (10^4 steps) and order 8
+%! ## (KahanLi8, 1000 steps); output at 3 times only.
+%! pkg load symbolic
+%! syms q1 q2 p1 p2 real
+%! kep = odepkg_model ("H", (p1^2 + p2^2)/2 - 1/sqrt (q1^2 + q2^2), "q", [q1 q2], "p", [p1 p2]);
+%! pen = odepkg_model ("H", (p1^2 + p2^2)/2 + q2, "q", [q1 q2], "p", [p1 p2], "g", q1^2 + q2^2 - 1);
+%! fk = @(t, y) [y(3:4); -y(1:2) / norm(y(1:2))^3];
+%! fp = @(t, y) [y(3:4); 0; -1];
+%! cons = {"ConstraintFcn", @(q) q.'*q - 1, "ConstraintGradFcn", @(q) 2*q.', "ConstraintsNb", 1};
+%! yk = [0.5; 0; 0; sqrt(3)];  yp = [sin(1.2); -cos(1.2); 0.3*cos(1.2); 0.3*sin(1.2)];
+%! ## {label, steps, run with the handle, run with the model} (N steps to t = T)
+%! sv = @(f, N, varargin) odeSV (f, [0 N/2 N] * 1e-3, yk, odepkgset ("TimeStepSize", 1e-3, varargin{:}));
+%! ra = @(f, N, h, varargin) odeRATTLE (f, [0 N/2 N] * h, yp, odepkgset ("TimeStepSize", h, varargin{:}));
+%! cases = {"Kepler, odeSV", 1e5, @(N) sv (fk, N, "Explicit", "yes"), @(N) sv (kep, N);
+%!          "pendulum, odeRATTLE", 1e4, @(N) ra (fp, N, 0.01, "Explicit", "yes", cons{:}), @(N) ra (pen, N, 0.01);
+%!          "pendulum, order 8", 1000, @(N) ra (fp, N, 0.1, "Order", 8, "Explicit", "yes", cons{:}), ...
+%!                                     @(N) ra (pen, N, 0.1, "Order", 8)};
+%! us = zeros (rows (cases), 2);
+%! for i = 1:rows (cases)
+%!   N = cases{i,2};
+%!   for j = 1:2
+%!     sol = cases{i,2+j} (N / 10);  tt = zeros (1, 3);      # warm-up (an output: no plot)
+%!     for r = 1:3
+%!       t0 = cputime ();  sol = cases{i,2+j} (N);  tt(r) = cputime () - t0;
+%!     endfor
+%!     us(i,j) = 1e6 * median (tt) / N;
+%!   endfor
+%! endfor
+%! clf;
+%! bar (us, "basevalue", 1e-2);
+%! set (gca, "yscale", "log", "xtick", 1:rows (cases), "xticklabel", cases(:,1));
+%! ylim ([1e-2 1e5]);
+%! for i = 1:rows (cases)
+%!   text (i - 0.14, us(i,1) * 1.6, sprintf ("%.3g", us(i,1)), "horizontalalignment", "center");
+%!   text (i + 0.14, us(i,2) * 1.6, sprintf ("%.3g", us(i,2)), "horizontalalignment", "center");
+%!   text (i, 8 * max (us(i,:)), sprintf ("%.0fx", us(i,1) / us(i,2)), "horizontalalignment", "center",
+%!         "fontweight", "bold");
+%! endfor
+%! legend ("function handle", "native model", "location", "northwest");
+%! ylabel ("CPU time per step [\\mus]");  grid on;
+%! title ("The same runs with a function handle and with a native model");
 %!test
 %! if (exist (dir, "dir"))
 %!   confirm_recursive_rmdir (false, "local");
