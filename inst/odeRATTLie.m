@@ -83,6 +83,39 @@
 ## on the sparse path, which fail loudly if they do not contract),
 ## @qcode{"Order"}/@qcode{"Composition"}, events, @code{sol.lambda} and
 ## @code{deval} work on the sparse path.
+## @item @qcode{"NonholonomicFcn"}, @qcode{"NonholonomicsNb"}
+## Velocity constraints B_nh(q) v = 0 that are not derivatives of position
+## constraints (rolling without slipping): @code{B = fcn (q)}, k-by-n, on
+## the body velocities v, and k (k + m < n), alone or with ConstraintFcn;
+## any constant MassMatrix.  M v' = hat(v)' M v - f - B' lambda -
+## B_nh' mu.  The step imposes B_nh(q_n o exp(h W/2)) W = 0 in (A) (the
+## midpoint on the group, as the flat nonholonomic RATTLE of odeRATTLE) and
+## [B; B_nh](q1) v1 = 0 in (B): order 2, symmetric (time-reversible), so
+## the energy error stays bounded without drift, but @emph{not symplectic}
+## (nonholonomic systems are not Hamiltonian on the constraint
+## distribution).  B_nh v = 0 holds at every step to round-off.  Per step:
+## one fcn, one B_nh per Newton iteration plus one at the step's end, Phi
+## once per iteration and B twice.  @code{sol.mu} (k-by-numel (x)) holds
+## the multipliers mu at the output times, @code{sol.lambda} those of Phi
+## (empty without ConstraintFcn); inconsistent v0 is projected onto
+## [B; B_nh] v = 0 with a warning (@qcode{"InitialProjection"},
+## @qcode{"error"} to refuse); @code{sol.stats.nnonholevals} counts the
+## calls, @code{sol.stats.maxnonholresidual} is the largest |B_nh v|.  Dense
+## linear algebra only (a sparse ConstraintGradFcn is made dense).
+## Example (a disk of radius 1 rolling upright on the plane z = 0, "S3sdR3",
+## the axis body e3: the contact point x + R d_b has zero velocity,
+## U - hat(d_b) Omega = 0):
+## @example
+## sk = @@(w) [0, -w(3), w(2); w(3), 0, -w(1); -w(2), w(1), 0];
+## rot = @@(p) (p(1)^2 - p(2:4)'*p(2:4)) * eye (3) + 2*p(2:4)*p(2:4)' + 2*p(1)*sk(p(2:4));
+## db = @@(R) (-R(3,:)' + R(3,3) * [0; 0; 1]) / sqrt (1 - R(3,3)^2);
+## o = odepkgset ("LieGroup", "S3sdR3", "MassMatrix", blkdiag (diag ([15/4, 15/4, 15/2]), 15*eye (3)), ...
+##                "NonholonomicFcn", @@(q) [-sk(db(rot(q(1:4)))), eye(3)], "NonholonomicsNb", 3, ...
+##                "TimeStepSize", 0.01);
+## y0 = [0.5; 0.5; 0.5; 0.5; 0; 0; 1; 0; 15; 5; -5; 0; 0];   # upright, turning and rolling
+## sol = odeRATTLie (@@(t, y) [0; 0; 0; 15 * 9.81 * rot(y(1:4))(3,:)'], [0 2], y0, o);
+## sol.stats.maxnonholresidual                               # round-off
+## @end example
 ## @item @qcode{"TimeStepSize"}, @qcode{"TimeStepNumber"}, @qcode{"RelTol"}, @qcode{"AbsTol"}, @dots{}
 ## The time modes of the other solvers (see @code{odeSV}): fixed steps, or
 ## adaptive steps by step doubling (or @qcode{"StepControl"},
