@@ -80,7 +80,9 @@
 ## @code{A = fcn (q)}, k-by-d, and k (k + m < d).  With or without the
 ## holonomic ConstraintFcn; H must be separable.  The multipliers mu of
 ## p' = -H_q - G' lambda - A' mu are @code{sol.mu} with
-## @qcode{"MonitorMultipliers"} @qcode{"on"}.
+## @qcode{"MonitorMultipliers"} @qcode{"on"}.  odeRATTLie: B_nh(q) v = 0
+## on the body velocities, @code{B = fcn (q)} k-by-n (k + m < n, the
+## group's dimension); @code{sol.mu} always.
 ## @item @qcode{"ConstraintVariables"}
 ## @qcode{"q"} (default): the constraint functions take q; @qcode{"qp"}: they
 ## take the whole state y = [q; p] (coisotropic constraints g(q, p) = 0,

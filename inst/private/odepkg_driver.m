@@ -163,7 +163,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
   unwind_protect
     if (lie)
-      want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
+      want_lambda = nout == 1 && (! isempty (o.ConstraintFcn) || ! isempty (o.NonholonomicFcn));
       [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda, store);
     else
       ## odeSPVI's dense output is its own polynomial: with sol requested over
@@ -261,7 +261,8 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     ## constraints (and nothing that could run, such as the OutputFcn)
     lopts = struct ("LieGroup", {o.LieGroup}, "MassMatrix", {o.MassMatrix},
                     "ConstraintFcn", {o.ConstraintFcn}, "ConstraintGradFcn", {o.ConstraintGradFcn},
-                    "ConstraintsNb", {o.ConstraintsNb});
+                    "ConstraintsNb", {o.ConstraintsNb}, "NonholonomicFcn", {o.NonholonomicFcn},
+                    "NonholonomicsNb", {o.NonholonomicsNb});
     idata = struct ("lie", lopts, "fcn", fcn, "extra", {extra});
   endif
   refine = o.Refine > 1 && numel (times) == 2 && numel (t) > 1;
@@ -359,7 +360,15 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       if (! isempty (idata))
         sol.idata = idata;      # lets deval project onto the constraints
       endif
-      if (lie && ! isempty (o.ConstraintFcn))
+      if (lie && ! isempty (o.NonholonomicFcn))
+        ## [lambda; mu]: the m holonomic multipliers, then the k of B_nh v = 0
+        m = 0;
+        if (! isempty (o.ConstraintsNb))
+          m = o.ConstraintsNb;
+        endif
+        sol.lambda = lambda(1:m, :);
+        sol.mu = lambda(m+1:end, :);
+      elseif (lie && ! isempty (o.ConstraintFcn))
         sol.lambda = lambda;
       endif
       if (! isempty (mon))
