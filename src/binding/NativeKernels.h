@@ -60,6 +60,12 @@ class NativeKernels {
 
   int dim() const { return d_; }
   int constraints() const { return m_; }
+  /// The parameter values the member functions pass to the kernels (an
+  /// ensemble sets each member's in turn: NativeModel.h).
+  std::vector<double>& parameters() { return par_; }
+  /// The kernel f itself, a pure C function of (t, x, par, out): callable
+  /// from several threads at once with their own x, par and out.
+  FieldFn field_kernel() const { return f_; }
 
   void field(double t, const ConstVecRef& x, VecRef out) const { f_(t, x.data(), par_.data(), out.data()); }
   /// The Hessian (symmetric: row- and column-major alike), through a

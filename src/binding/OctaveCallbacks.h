@@ -253,6 +253,10 @@ struct UserFunctions {
   /// A model of odepkg_model: its compiled kernels are f, the Hessian of H,
   /// g and G (the octave_values above are then not called).
   NativeKernels* native = nullptr;
+  /// odeVV with a model: f = [v; a] on the state [q; v] (NativeModel.h's
+  /// VelocityMap) in place of the kernels' [H_p; -H_q]; the Hessian of H,
+  /// not the Jacobian of this f, is then not given to the core.
+  HamiltonianProblem::Field native_velocity_field;
 };
 
 /// Builds the core problem; the UserFunction objects live as long as it does.
@@ -268,13 +272,13 @@ class OctaveProblem {
         GH_(u.GH, extra, who, "ConstraintHessFcn", false),
         flow_(u.flow, extra, who, "ConstraintFlowFcn", false),
         u_(u),
-        problem_(d, u.native ? native_field(u.native)
+        problem_(d, u.native ? (u.native_velocity_field ? u.native_velocity_field : native_field(u.native))
                              : HamiltonianProblem::Field([this, d](double t, const ConstVecRef& x, VecRef dx) {
                                  dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, field_shape_),
                                                             2 * d);
                                })) {
     if (u.native) {
-      set_native(*u.native);
+      set_native(*u.native, !u.native_velocity_field);
       return;
     }
     for (UserFunction* fn : {&f_, &hess_, &g_, &G_, &GH_, &flow_}) fn->set_arena(&arena_);
@@ -323,8 +327,9 @@ class OctaveProblem {
   }
 
   /// The Hessian of H, g and G of a native model as the problem's callbacks.
-  void set_native(NativeKernels& k) {
-    problem_.set_hessian([&k](double t, const ConstVecRef& x, MatRef H) { k.hessian(t, x, H); });
+  void set_native(NativeKernels& k, bool with_hessian = true) {
+    if (with_hessian)
+      problem_.set_hessian([&k](double t, const ConstVecRef& x, MatRef H) { k.hessian(t, x, H); });
     if (k.constraints() > 0)
       problem_.set_constraints(
           k.constraints(), [&k](const ConstVecRef& q, VecRef g) { k.constraint(q, g); },
