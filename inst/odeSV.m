@@ -1233,15 +1233,16 @@ endfunction
 %! assert (s1.stats.threads, 1);
 %!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
 %! ## StepControl "reversible" with a model: the native run is the handle's
-%! ## (Kepler, e = 0.5: the same steps and states)
+%! ## (Kepler, e = 0.5, two periods: the same steps; times and states agree
+%! ## to the round-off of the forces, grown by Kepler's shear along the orbit)
 %! y0 = [0.5; 0; 0; sqrt(3)];
 %! o = odepkgset ("StepControl", "reversible", "RelTol", 1e-6, "AbsTol", 1e-6);
 %! sn = odeSV (kepler, [0 4*pi], y0, o);
 %! sh = odeSV (fk, [0 4*pi], y0, odepkgset (o, "Explicit", "yes"));
 %! assert (sn.stats.nsteps, sh.stats.nsteps);
-%! assert (sn.x, sh.x, 1e-12);
-%! assert (sn.y, sh.y, 1e-10);
-%! assert (sn.stepdensity.rho, sh.stepdensity.rho, 1e-10);
+%! assert (sn.x, sh.x, 1e-10);
+%! assert (sn.y, sh.y, 1e-9);
+%! assert (sn.stepdensity.rho, sh.stepdensity.rho, 1e-9);
 %!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
 %! ## bad input in ensemble mode: the parameter count per member; Threads
 %! ## for a single run, a handle, or a bad value

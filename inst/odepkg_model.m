@@ -379,6 +379,41 @@ endfunction
 %! fail ('rattle (m, 0, x0, 0.05)', "1 parameter\\(s\\): give their values as options.funarguments");
 %! fail ('stormer_verlet (m, 0, x0, 0.05, struct ("funarguments", {{2}}))', "use rattle");
 
+## Ctrl-C during a long native run: a child Octave integrates Kepler from
+## the model for 10^9 steps (minutes); SIGINT one second after the run
+## started stops it (its unwind_protect cleanup runs) within a second
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC")))) && isunix () && ! isempty (file_in_path (getenv ("PATH"), "octave-cli"))
+%! f = [tempname() ".mat"];  started = [tempname() ".started"];  stopped = [tempname() ".stopped"];
+%! save ("-binary", f, "kepler");
+%! code = sprintf (["addpath ('%s'); addpath ('%s'); load ('%s'); fclose (fopen ('%s', 'w')); unwind_protect; " ...
+%!                  "odeSV (kepler, [0 5e5 1e6], [0.5; 0; 0; sqrt(3)], odepkgset ('TimeStepSize', 1e-3)); " ...
+%!                  "unwind_protect_cleanup; fclose (fopen ('%s', 'w')); end_unwind_protect"],
+%!                 fileparts (which ("odeSV")), fileparts (which ("__odepkg_integrate__")), f, started, stopped);
+%! [~, pid] = system (sprintf ('octave-cli --norc --eval "%s" > /dev/null 2>&1 & echo $!', code));
+%! pid = strtrim (pid);
+%! unwind_protect
+%!   for i = 1:600
+%!     if (exist (started, "file"))
+%!       break;
+%!     endif
+%!     pause (0.1);
+%!   endfor
+%!   assert (exist (started, "file") == 2);
+%!   pause (1);
+%!   assert (! exist (stopped, "file"));      # still running
+%!   t0 = tic ();
+%!   system (["kill -INT " pid]);
+%!   while (! exist (stopped, "file") && toc (t0) < 10)
+%!     pause (0.01);
+%!   endwhile
+%!   assert (toc (t0) < 1);
+%! unwind_protect_cleanup
+%!   system (["kill -KILL " pid " 2> /dev/null"]);
+%!   unlink (f);
+%!   [~] = unlink (started);
+%!   [~] = unlink (stopped);
+%! end_unwind_protect
+
 ## not yet taken: odeRATTLie refuses a model by name
 %!error <odeRATTLie: does not take a model of odepkg_model yet> odeRATTLie (struct ("odepkg_model", 1), [0 1], [1; 0; 0; 0], odepkgset ("LieGroup", "Rn"))
 
