@@ -214,6 +214,7 @@ Called by the odepkg solvers when Y0 has several columns.\n\
         kernels = std::make_unique<NativeEnsemble> (model, method == "velocity_verlet", times(0), X0,
                                                     ensemble_threads (args(4), K, who));
         native_problem = std::make_unique<EnsembleProblem> (d, K, kernels->field ());
+        kernels->attach_member_field (*native_problem);
         if (method == "rattle")
           native_problem->set_constraints (model.m, kernels->constraint (), kernels->constraint_grad ());
       }

@@ -144,6 +144,10 @@ class NativeEnsemble {
 
   int threads() const { return threads_.threads(); }
 
+  /// f of member j alone (EnsembleProblem::set_member_field): the kernel
+  /// with member j's parameters, and odeVV's map.
+  void attach_member_field(ensemble::EnsembleProblem& pb) { pb.set_member_field(&member_field, this, &threads_); }
+
   ensemble::EnsembleProblem::Field field() {
     return [this](double t, const ensemble::ConstMatRef& X, MatRef DX) { evaluate(t, X, DX); };
   }
@@ -169,6 +173,12 @@ class NativeEnsemble {
   void use_member(int j) {
     std::vector<double>& p = kernels_->parameters();
     for (std::size_t i = 0; i < p.size(); ++i) p[i] = par_(static_cast<Eigen::Index>(i), j);
+  }
+
+  static void member_field(const void* context, double t, int j, const double* x, double* out) {
+    const NativeEnsemble& e = *static_cast<const NativeEnsemble*>(context);
+    e.kernels_->field_kernel()(t, x, e.par_.data() + static_cast<Eigen::Index>(j) * e.par_.rows(), out);
+    if (!e.maps_.empty()) e.maps_[e.maps_.size() > 1 ? j : 0].apply(e.d_, x, out);
   }
 
   /// DX = f(t, X) for all K members (the core's subset calls pass all K,
