@@ -346,6 +346,12 @@ endfunction
 %!   assert (yn, yh, 1e-13);
 %!   assert (yn(:, 1), cos (2 * t), 1e-3);          # omega^2 = k/m = 4
 %!   assert (yn(:, 2), -2 * sin (2 * t), 2e-3);     # v, not p = m v
+%!   ## an ensemble, one mass per member (M^-1 per member): the vectorised handle
+%!   ms = [1 2 4 0.5];
+%!   [~, yn] = odeVV (osc, [0 5], [1 0 0.5 1; 0 1 0 -1], odepkgset ("TimeStepSize", 0.01), ms, 8);
+%!   [~, yh] = odeVV (@(t, x, m, k) [x(2,:); -k * x(1,:) ./ m], [0 5], [1 0 0.5 1; 0 1 0 -1],
+%!                    odepkgset ("TimeStepSize", 0.01), ms, 8);
+%!   assert (yn, yh, 1e-13);
 %!   quart = odepkg_model ("H", p^4/4 + q^2/2, "q", q, "p", p, "CacheDir", dir);
 %!   assert (! quart.quadratic_kinetic);
 %!   fail ('odeVV (quart, [0 1], [1; 0], odepkgset ("TimeStepSize", 0.1))', "kinetic energy is quadratic");
