@@ -280,6 +280,11 @@
 ## [t, y] = odeRATTLE (@@(t, y) [y(3:4); 0; -1], 0, y0 / norm (y0), opts);
 ## max (abs (sum (y.^2, 2) - 1))                   # round-off
 ## @end example
+## @strong{Models:} @var{fcn} may be a model of @code{odepkg_model} (H and g
+## written once, derivatives derived, C kernels compiled): the run then has
+## no interpreter between steps, its parameters are the extra arguments,
+## and in ensemble mode an extra argument with K columns gives one value per
+## member, the members running on the machine's cores (@qcode{"Threads"}).
 ## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
 ## in one call, the user functions vectorised over the columns (column j is
 ## member j); with @qcode{"Explicit"}, @qcode{"yes"} (a quadratic kinetic energy) the callbacks are called once per stage for all members, each member with its own Newton iteration.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},

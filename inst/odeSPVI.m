@@ -73,11 +73,6 @@
 ## underflow, non-finite values), the solution computed so far is returned
 ## with a warning @code{odepkg:integrationFailed} naming t and the cause.
 ##
-## @var{fcn} may be a model of @code{odepkg_model}: f and the Hessians of
-## the quasi-Newton Jacobian are then its compiled kernels (exact, no
-## differences), with no interpreter between steps; its parameters are the
-## extra arguments.
-##
 ## Example:
 ## @example
 ## f = @@(t, x) [x(2); -sin(x(1))];               # pendulum H = p^2/2 - cos q
@@ -85,6 +80,12 @@
 ## [t, y] = odeSPVI (f, 0, [1; 0], opts);
 ## max (abs (y(:,2).^2/2 - cos (y(:,1)) + cos (1)))   # bounded energy error
 ## @end example
+## @strong{Models:} @var{fcn} may be a model of @code{odepkg_model} (H
+## written once, derivatives derived, C kernels compiled): the run then has
+## no interpreter between steps (the Hessians of the quasi-Newton Jacobian
+## are its exact derived ones), its parameters are the extra arguments,
+## and in ensemble mode an extra argument with K columns gives one value per
+## member (the members run one after the other, each in the kernels).
 ## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
 ## in one call, the user functions vectorised over the columns (column j is
 ## member j); the members run one after the other in the same call.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},

@@ -146,6 +146,11 @@
 ## H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
 ## max (abs (H - H(1)))   # bounded, no drift
 ## @end example
+## @strong{Models:} @var{fcn} may be a model of @code{odepkg_model} (H
+## written once, derivatives derived, C kernels compiled): the run then has
+## no interpreter between steps, its parameters are the extra arguments,
+## and in ensemble mode an extra argument with K columns gives one value per
+## member, the members running on the machine's cores (@qcode{"Threads"}).
 ## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
 ## in one call, the user functions vectorised over the columns (column j is
 ## member j); with @qcode{"Explicit"}, @qcode{"yes"} the callbacks are called once per stage for all members.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},

@@ -55,7 +55,10 @@
 ## @code{quadratic_kinetic}; another H is the error
 ## @code{odepkg:kineticNotQuadratic}): the state is then [q; v] with the
 ## velocities v = dq/dt = M^-1 p, not the momenta, and a = M^-1 (-dV/dq)
-## runs in the model's compiled kernels (for M = I, v = p).
+## runs in the model's compiled kernels (for M = I, v = p).  Its parameters
+## are the extra arguments; in ensemble mode an extra argument with K columns
+## gives one value per member (a mass per member, say), the members running
+## on the machine's cores (@qcode{"Threads"}).
 ##
 ## Example:
 ## @example
