@@ -6,7 +6,8 @@
 ## of f, g and G per step, retried steps and rejected roots, for odeRATTLE
 ## on the double pendulum (Cartesian, two rods, t = 10) at orders 2, 4 and 8
 ## (explicit path) and order 2 on the general path, and on a planar chain of
-## 10 links hanging from a pivot (explicit, dense G, t = 10).  Counts are
+## 10 links hanging from a pivot (explicit, dense G, t = 10); odeRATTLie on
+## the heavy top as a constrained body (SE(3), S3 x R3; t = 1).  Counts are
 ## deterministic: run it against two builds to compare.
 ##
 ## From the repository root, with the package installed (make install):
@@ -40,6 +41,15 @@ function newton_edges ()
   o = odepkgset ("ConstraintFcn", gc, "ConstraintGradFcn", Gc, "ConstraintsNb", n, "Explicit", "yes", ...
                  "TimeStepSize", 0.01, "TimeStepNumber", 1000);
   row (sprintf ("chain of %d links, order 2", n), odeRATTLE (fc, 0, [qc; zeros(d, 1)], o));
+  ## odeRATTLie: the heavy top as a constrained body on SE(3) and S3 x R3
+  ## (3 constraints; Hante's data, bench/heavy_top.m), t = 1
+  for c = {{"SE3", "slow", 2, 1000}, {"SE3", "fast", 2, 4000}, {"SE3", "fast", 8, 200}, {"S3xR3", "slow", 4, 200}}
+    [form, which, p, N] = c{1}{:};
+    P = heavy_top (form, which);
+    o = odepkgset ("LieGroup", P.group, "MassMatrix", P.M, "ConstraintFcn", P.phi, "ConstraintGradFcn", P.B, ...
+                   "ConstraintsNb", P.m, "TimeStepSize", 1 / N, "TimeStepNumber", N, "Order", p);
+    row (sprintf ("heavy top %s %s, order %d (Lie)", form, which, p), odeRATTLie (P.f, 0, P.y0, o));
+  endfor
 endfunction
 
 function row (name, sol)

@@ -151,7 +151,8 @@ function [y, yp] = project_holonomic (id, t, y, yp)
   d = numel (y) / 2;
   q = y(1:d);  p = y(d+1:end);
   G = @(q) grad (id, q);
-  for it = 1:20
+  nonholonomic = isfield (id, "nonholonomic") && ! isempty (id.nonholonomic);
+  for it = 1:20 * ! isempty (id.constraint)
     g = id.constraint (q, id.extra{:});
     if (norm (g, Inf) <= 4 * eps * max (1, norm (q, Inf)))
       break;
@@ -159,7 +160,14 @@ function [y, yp] = project_holonomic (id, t, y, yp)
     Gq = G (q);
     q -= Gq' * ((Gq * Gq') \ g(:));
   endfor
-  Gq = G (q);
+  ## with NonholonomicFcn: onto [G(q); A(q)] H_p = 0
+  Gq = zeros (0, d);
+  if (! isempty (id.constraint))
+    Gq = G (q);
+  endif
+  if (nonholonomic)
+    Gq = [Gq; reshape(id.nonholonomic (q, id.extra{:}), [], d)];
+  endif
   hidden = @(p) Gq * head (id.fcn (t, [q; p], id.extra{:}), d);
   for it = 1:5
     r = hidden (p);

@@ -246,6 +246,35 @@
 ## to the method's accuracy); the scheme's velocity multipliers mu are not
 ## returned.
 ##
+## @strong{Nonholonomic constraints} (rolling without slipping, skates,
+## knife edges): velocity constraints A(q) H_p = 0 that are not derivatives
+## of position constraints, given by @qcode{"NonholonomicFcn"}
+## (@code{A = fcn (q)}, k-by-d) and @qcode{"NonholonomicsNb"} (k, with
+## k + m < d), alone or with the holonomic @qcode{"ConstraintFcn"}.  The
+## equations are q' = H_p, p' = -H_q - G(q)' lambda - A(q)' mu,
+## g(q) = 0, A(q) H_p = 0, and the step is a symmetric RATTLE-type scheme
+## for separable H = T(p) + V(q) (verified at t0, @code{odepkg:notSeparable}
+## otherwise): with C = [G; A],
+## p_1/2 = p_0 - h/2 V_q(q_0) - C(q_0)' L, q_1 = q_0 + h T_p(p_1/2),
+## g(q_1) = 0 and A((q_0 + q_1)/2) T_p(p_1/2) = 0 (the velocity constraint at
+## the midpoint, as in the reversible integrators of McLachlan and
+## Perlmutter, J. Nonlinear Sci. 16, 2006), then
+## p_1 = p_1/2 - h/2 V_q(q_1) - C(q_1)' M with C(q_1) T_p(p_1) = 0.  It is
+## of order 2 and time-reversible (a step with -h undoes a step with h), and
+## composes to orders 4 to 10 with @qcode{"Order"}; adaptive steps,
+## @qcode{"StepControl"} @qcode{"reversible"}, events and @code{deval} work
+## as for holonomic constraints.  Nonholonomic systems are not Hamiltonian:
+## the flow conserves the energy (for a time-independent H) and is
+## reversible, but is not symplectic, and neither is the method; its
+## reversibility keeps the energy error bounded without drift over long runs
+## (Modin and Verdier, Numer. Math. 145, 2020).  A(q) H_p = 0 holds at every
+## step to round-off (@code{sol.stats.maxnonholresidual}); inconsistent
+## initial velocities are projected with a warning (an error with
+## @qcode{"InitialProjection"}, @qcode{"error"}).  With
+## @qcode{"MonitorMultipliers"}, @qcode{"on"}, @code{sol.mu} (k-by-N) holds
+## the multipliers mu at the output times and @code{sol.residuals.nonholonomic}
+## |A H_p|.  @code{sol.stats.nnonholevals} counts the calls of A.
+##
 ## @var{opts} is a struct from @code{odepkgset} (or @code{odeset}).  Extra
 ## arguments @var{par1}, @dots{} are passed to every user function.  The
 ## outputs are those of @code{ode45}: a column @var{t} and one row of
@@ -285,6 +314,18 @@
 ## no interpreter between steps, its parameters are the extra arguments,
 ## and in ensemble mode an extra argument with K columns gives one value per
 ## member, the members running on the machine's cores (@qcode{"Threads"}).
+## The vertical rolling disk, q = (x, y, phi, theta), x' = R cos(phi) theta',
+## y' = R sin(phi) theta': the contact point runs on a circle of radius
+## R theta'/phi':
+## @example
+## R = 0.5;  f = @@(t, y) [y(5:8); 0; 0; 0; 0];     # unit masses, no potential
+## A = @@(q) [1, 0, 0, -R*cos(q(3)); 0, 1, 0, -R*sin(q(3))];
+## y0 = [0; 0; 0; 0; R*2; 0; 1; 2];                 # phi' = 1, theta' = 2
+## opts = odepkgset ("NonholonomicFcn", A, "NonholonomicsNb", 2, ...
+##                   "TimeStepSize", 0.01, "TimeStepNumber", 700);
+## [t, y] = odeRATTLE (f, 0, y0, opts);
+## max (abs (hypot (y(:,1), y(:,2) - R*2) - R*2))    # the circle, to O(h^2)
+## @end example
 ## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
 ## in one call, the user functions vectorised over the columns (column j is
 ## member j); with @qcode{"Explicit"}, @qcode{"yes"} (a quadratic kinetic energy) the callbacks are called once per stage for all members, each member with its own Newton iteration.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
@@ -1765,3 +1806,129 @@ endfunction
 %!     rmdir (dir, "s");
 %!   endif
 %! end_unwind_protect
+## --- nonholonomic constraints (NonholonomicFcn) ------------------------------
+## vertical rolling disk q = (x, y, phi, theta), T = (m |v_xy|^2 + I phi'^2 + J theta'^2)/2:
+## exact solution phi' = wp, theta' = wt constant, the contact point on a
+## circle of radius R wt / wp
+%!function o = disk_opts (varargin)
+%!  R = 0.7;
+%!  o = odepkgset ("NonholonomicFcn", @(q) [1, 0, 0, -R*cos(q(3)); 0, 1, 0, -R*sin(q(3))],
+%!                 "NonholonomicsNb", 2, varargin{:});
+%!endfunction
+%!function dy = disk_f (t, y)
+%!  dy = [y(5:6) / 2; y(7) / 0.4; y(8) / 0.9; 0; 0; 0; 0];
+%!endfunction
+%!function y = disk_exact (t)
+%!  R = 0.7; wp = 1.3; wt = 2.1; rho = R * wt / wp;
+%!  phi = 0.2 + wp * t;
+%!  y = [0.5 + rho * (sin(phi) - sin(0.2)); -0.3 - rho * (cos(phi) - cos(0.2)); phi; -0.1 + wt * t;
+%!       2 * R * cos(phi) * wt; 2 * R * sin(phi) * wt; 0.4 * wp; 0.9 * wt];
+%!endfunction
+%!test
+%! ## order 2 fitted against the closed form; orders 4 and 6 composed ("Order")
+%! hs = [0.1, 0.05, 0.025];
+%! for p = [2, 4, 6]
+%!   err = [];
+%!   for h = hs * (1 + (p > 2))
+%!     [t, y] = odeRATTLE (@disk_f, [0 2], disk_exact (0), disk_opts ("TimeStepSize", h, "Order", p));
+%!     err(end+1) = norm (y(end, :).' - disk_exact (2), Inf);
+%!   endfor
+%!   c = polyfit (log (hs), log (err), 1);
+%!   assert (c(1), p, 0.35);
+%! endfor
+%!test
+%! ## the contact point on its circle; |A v| at round-off at every step; sol.mu
+%! ## against the closed form mu = m R wp wt [sin(phi); -cos(phi)] (p_xy' = -mu)
+%! sol = odeRATTLE (@disk_f, [0 5], disk_exact (0), disk_opts ("TimeStepSize", 0.01, "MonitorMultipliers", "on"));
+%! R = 0.7; wp = 1.3; wt = 2.1; rho = R * wt / wp;
+%! c = [0.5 - rho * sin(0.2); -0.3 + rho * cos(0.2)];
+%! assert (hypot (sol.y(1,:) - c(1), sol.y(2,:) - c(2)), rho * ones (1, columns (sol.y)), 1e-4);
+%! assert (sol.stats.maxnonholresidual < 1e-14);
+%! assert (max (sol.residuals.nonholonomic) < 1e-14);
+%! phi = sol.y(3, :);
+%! assert (sol.mu, 2 * R * wp * wt * [sin(phi); -cos(phi)], 1e-6);
+%! assert (! isfield (sol, "lambda") || isempty (sol.lambda));
+%! assert (sol.stats.nnonholevals > 0);
+%!test
+%! ## Chaplygin sleigh (centre of mass (x, y), heading th, knife edge a behind it,
+%! ## -sin(th) x' + cos(th) y' - a th' = 0) on a spring: energy bounded without
+%! ## drift over 2e4 steps, |A v| at round-off, forward then back to the start
+%! a = 0.5;  Is = 0.3;
+%! f = @(t, y) [y(4:5); y(6) / Is; -y(1:2); 0];
+%! o = odepkgset ("NonholonomicFcn", @(q) [-sin(q(3)), cos(q(3)), -a], "NonholonomicsNb", 1);
+%! th = 0.4;  w = 0.8;  u = 0.6;
+%! y0 = [0.3; -0.2; th; u*cos(th) - a*w*sin(th); u*sin(th) + a*w*cos(th); Is*w];
+%! E = @(y) 0.5 * sum (y(:,4:5).^2, 2) + 0.5 * y(:,6).^2 / Is + 0.5 * sum (y(:,1:2).^2, 2);
+%! sol = odeRATTLE (f, [0 1000], y0, odepkgset (o, "TimeStepSize", 0.05));
+%! dE = abs (E (sol.y.') - E (y0.'));
+%! n = numel (dE);
+%! assert (max (dE) < 1e-2);
+%! assert (max (dE(ceil (n/2):end)) < 1.5 * max (dE(1:floor (n/2))));
+%! assert (sol.stats.maxnonholresidual < 1e-14);
+%! [~, yf] = odeRATTLE (f, [0 5], y0, odepkgset (o, "TimeStepSize", 0.05));
+%! [~, yb] = odeRATTLE (f, [5 0], yf(end, :).', odepkgset (o, "TimeStepSize", 0.05));
+%! assert (yb(end, :).', y0, 1e-13);
+%!test
+%! ## the contact oscillator of McLachlan and Perlmutter: x' + y z' = 0,
+%! ## V = (x^2 + y^2)/2 + eps x^2 z^2/2; E and (y^2 + y'^2)/2 bounded
+%! ep = 0.1;
+%! f = @(t, s) [s(4:6); -s(1) - ep*s(1)*s(3)^2; -s(2); -ep*s(1)^2*s(3)];
+%! o = odepkgset ("NonholonomicFcn", @(q) [1, 0, q(2)], "NonholonomicsNb", 1, "TimeStepSize", 0.05);
+%! y0 = [0.5; 0.8; -0.4; -0.56; 0.3; 0.7];
+%! [t, y] = odeRATTLE (f, [0 500], y0, o);
+%! E = 0.5 * sum (y(:,4:6).^2, 2) + 0.5 * (y(:,1).^2 + y(:,2).^2) + 0.5 * ep * y(:,1).^2 .* y(:,3).^2;
+%! I = 0.5 * (y(:,2).^2 + y(:,5).^2);
+%! n = numel (t);  h1 = 1:floor (n/2);  h2 = ceil (n/2):n;
+%! assert (max (abs (E - E(1))) < 1e-2);
+%! assert (max (abs (E(h2) - E(1))) < 1.5 * max (abs (E(h1) - E(1))));
+%! assert (max (abs (I - I(1))) < 1e-3);
+%! assert (max (abs (I(h2) - I(1))) < 1.5 * max (abs (I(h1) - I(1))) + 1e-15);
+%! assert (max (abs (y(:,4) + y(:,2) .* y(:,6))) < 1e-13);
+%!test
+%! ## mixed: a particle on the unit sphere (holonomic) with 0.3 v1 + q3 v2 - q2 v3 = 0:
+%! ## both constraints and G v at round-off, sol.lambda and sol.mu returned
+%! o = odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintGradFcn", @(q) 2*q', "ConstraintsNb", 1,
+%!                "NonholonomicFcn", @(q) [0.3, q(3), -q(2)], "NonholonomicsNb", 1,
+%!                "TimeStepSize", 0.02, "MonitorMultipliers", "on");
+%! sol = odeRATTLE (@(t, y) [y(4:6); 0; 0; -1], [0 20], [0.6; 0; -0.8; 0; 0; 0], o);
+%! q = sol.y(1:3, :);  v = sol.y(4:6, :);
+%! assert (max (abs (sum (q.^2) - 1)) < 1e-13);
+%! assert (max (abs (sum (q.*v))) < 1e-13);
+%! assert (max (abs (0.3*v(1,:) + q(3,:).*v(2,:) - q(2,:).*v(3,:))) < 1e-13);
+%! assert (size (sol.lambda), [1, columns(sol.y)]);
+%! assert (size (sol.mu), [1, columns(sol.y)]);
+%! E = 0.5 * sum (v.^2) + q(3, :);
+%! assert (max (abs (E - E(1))) < 1e-2);
+%!test
+%! ## adaptive steps (step doubling) and the reversible step control: the closed form
+%! ## to the tolerance; deval's points on A(q) H_p = 0
+%! sol = odeRATTLE (@disk_f, [0 2], disk_exact (0), disk_opts ("RelTol", 1e-8, "AbsTol", 1e-10));
+%! assert (sol.y(:, end), disk_exact (2), 1e-5);
+%! assert (sol.stats.maxnonholresidual < 1e-14);
+%! ym = deval (sol, 0.5 * (sol.x(1:end-1) + sol.x(2:end)));
+%! R = 0.7;
+%! v = ym(5:8, :) ./ [2; 2; 0.4; 0.9];
+%! assert (max (abs (v(1,:) - R*cos(ym(3,:)).*v(4,:))) < 1e-12);
+%! ## (no force: the default density has no time scale; a constant one given)
+%! sr = odeRATTLE (@disk_f, [0 2], disk_exact (0), disk_opts ("StepControl", "reversible", "StepDensityEps", 0.01,
+%!                                                           "StepDensityFcn", @(t, y) 0, "InitialStepDensity", 1));
+%! assert (sr.y(:, end), disk_exact (2), 1e-3);
+%! assert (sr.stats.maxnonholresidual < 1e-14);
+%!test
+%! ## a redundant velocity constraint (A with a repeated row): minimum-norm
+%! ## multipliers, the same motion, a warning
+%! R = 0.7;
+%! A3 = @(q) [1, 0, 0, -R*cos(q(3)); 0, 1, 0, -R*sin(q(3)); 1, 0, 0, -R*cos(q(3))];
+%! [~, y2] = odeRATTLE (@disk_f, [0 1], disk_exact (0), disk_opts ("TimeStepSize", 0.05));
+%! warning ("off", "odepkg:singularConstraints", "local");
+%! [~, y3] = odeRATTLE (@disk_f, [0 1], disk_exact (0), odepkgset ("NonholonomicFcn", A3, "NonholonomicsNb", 3, "TimeStepSize", 0.05));
+%! assert (y3, y2, 1e-12);
+%!warning <rank-deficient> [t, y] = odeRATTLE (@disk_f, [0 0.1], disk_exact (0), odepkgset ("NonholonomicFcn", @(q) [1, 0, 0, -0.7*cos(q(3)); 1, 0, 0, -0.7*cos(q(3))], "NonholonomicsNb", 2, "TimeStepSize", 0.05));
+%!warning <velocity constraints> [t, y] = odeRATTLE (@disk_f, [0 0.1], disk_exact (0) + [0; 0; 0; 0; 0.1; 0; 0; 0], disk_opts ("TimeStepSize", 0.05));
+%!error id=odepkg:inconsistentInitialData odeRATTLE (@disk_f, [0 0.1], disk_exact (0) + [0; 0; 0; 0; 0.1; 0; 0; 0], disk_opts ("TimeStepSize", 0.05, "InitialProjection", "error"));
+%!error id=odepkg:badFcnOutput odeRATTLE (@disk_f, [0 0.1], disk_exact (0), odepkgset ("NonholonomicFcn", @(q) [1, 0, 0, 0], "NonholonomicsNb", 2, "TimeStepSize", 0.05));
+%!error <NonholonomicsNb" \+ "ConstraintsNb" \(2 \+ 2\) must be smaller> odeRATTLE (@disk_f, [0 0.1], disk_exact (0), disk_opts ("ConstraintFcn", @(q) q(1:2), "ConstraintsNb", 2, "TimeStepSize", 0.05));
+%!error <are given together> odeRATTLE (@disk_f, [0 0.1], disk_exact (0), odepkgset ("NonholonomicFcn", @(q) [1, 0, 0, 0], "TimeStepSize", 0.05));
+%!error id=odepkg:notSeparable odeRATTLE (@(t, y) [(1 + y(1)^2) * y(5:8); -y(1) * sum(y(5:8).^2); 0; 0; 0], [0 0.1], disk_exact (0), disk_opts ("TimeStepSize", 0.05));
+%!error id=odepkg:unsupportedOption odeSHAKE (@disk_f, [0 0.1], disk_exact (0), disk_opts ("TimeStepSize", 0.05));
+%!error id=odepkg:unsupportedOption odeRATTLE (@disk_f, [0 0.1], [disk_exact(0), disk_exact(0)], disk_opts ("TimeStepSize", 0.05));

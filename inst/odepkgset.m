@@ -74,6 +74,13 @@
 ## @item @qcode{"ConstraintFcn"}, @qcode{"ConstraintGradFcn"}, @qcode{"ConstraintHessFcn"}, @qcode{"ConstraintsNb"}
 ## Holonomic constraints g(q) = 0 (m-by-1), their gradient (m-by-d) and
 ## Hessians (d-by-d-by-m), and m (odeRATTLE, odeSHAKE).
+## @item @qcode{"NonholonomicFcn"}, @qcode{"NonholonomicsNb"}
+## odeRATTLE: velocity constraints A(q) H_p = 0 that are not derivatives of
+## position constraints (rolling without slipping, skates, knife edges):
+## @code{A = fcn (q)}, k-by-d, and k (k + m < d).  With or without the
+## holonomic ConstraintFcn; H must be separable.  The multipliers mu of
+## p' = -H_q - G' lambda - A' mu are @code{sol.mu} with
+## @qcode{"MonitorMultipliers"} @qcode{"on"}.
 ## @item @qcode{"ConstraintVariables"}
 ## @qcode{"q"} (default): the constraint functions take q; @qcode{"qp"}: they
 ## take the whole state y = [q; p] (coisotropic constraints g(q, p) = 0,

@@ -76,12 +76,17 @@ load_native_model (const octave_value& model, Settings& s, int n, const std::str
                    const Vec& x0, const char* who)
 {
   const NativeModelFields mf = read_native_model (model, who);
+  const octave_scalar_map mm = model.scalar_map_value ();
   const int d = mf.d, m = mf.m;
   if (2 * d != n)
     error_with_id ("odepkg:invalidInput", "%s: Y0 must have 2 d = %d elements for this model (got %d)",
                    who, 2 * d, n);
+  // ConstraintVariables "qp" is the driver's copy of the model's (its deval
+  // and monitoring read it); any other function option is refused
+  const bool model_qp = mm.isfield ("constraint_variables")
+                        && mm.getfield ("constraint_variables").string_value () == "qp";
   if (s.fns.g.is_defined () || s.fns.G.is_defined () || s.fns.GH.is_defined () || s.fns.hessian.is_defined ()
-      || s.fns.flow.is_defined () || s.fns.phase_space)
+      || s.fns.flow.is_defined () || (s.fns.phase_space && ! model_qp))
     error_with_id ("odepkg:invalidOption",
                    "%s: a model gives H and g itself: options ConstraintFcn, ConstraintGradFcn, "
                    "ConstraintHessFcn, ConstraintFlowFcn, HamiltonianHessFcn and ConstraintVariables "
@@ -94,10 +99,24 @@ load_native_model (const octave_value& model, Settings& s, int n, const std::str
   auto lm = std::make_unique<LoadedModel> ();
   lm->kernels = load_kernels (mf);
   NativeKernels* k = lm->kernels.get ();
+  if (k->phase_space () != model_qp)
+    error_with_id ("odepkg:nativeModel", "%s: the model's kernels take g(%s), the model says g(%s) (rebuild the model)",
+                   who, k->phase_space () ? "q, p" : "q", model_qp ? "q, p" : "q");
+  // G sparse in the solvers: the model's "Sparse" ("auto": NativeKernels::sparse_pays)
+  const std::string sp = mm.isfield ("sparse") ? mm.getfield ("sparse").string_value () : "auto";
+  k->set_sparse (m > 0 && (sp == "on" || (sp == "auto" && k->sparse_pays ())));
+  // derived kernels are exact: DerivativeCheck (dense, O(d^2 m) for the
+  // constraint Hessians) only for the user's own ("CFile", "Library")
+  if (mm.isfield ("derived") && mm.getfield ("derived").is_true ())
+    s.derivative_check = false;
   s.fns.native = k;
   s.fns.m = m;
+  s.fns.phase_space = model_qp;
+  s.fns.hessian = model;  // given (by the kernels): analytic, as the checks judge them
   if (m > 0)
     s.fns.g = s.fns.G = model;  // given (by the kernels)
+  if (k->has_constraint_hess ())
+    s.fns.GH = model;
   if (method == "velocity_verlet")
     {
       lm->velocity.learn (*k, t0, x0);

@@ -28,7 +28,7 @@ function nbad = render_figures (outdir = "build/figures", solvers = {})
     mkdir (outdir);
   endif
   if (isempty (solvers))
-    solvers = {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeRATTLie", "odeSPVI"};
+    solvers = {"odeSE", "odeSV", "odeVV", "odeRATTLE", "odeSHAKE", "odeRATTLie", "odeSPVI", "odepkg_model"};
   elseif (ischar (solvers))
     solvers = {solvers};
   endif

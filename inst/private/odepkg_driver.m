@@ -31,8 +31,10 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
 
   ## a model with a separable H: "Explicit" unless the user gave it (before
   ## the options are checked: CompensatedSummation needs it)
+  ## (not for g(q, p): its geometric RATTLE has no explicit scheme)
   if (model && isfield (fcn, "separable") && isequal (fcn.separable, true)
-      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"})))
+      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
+      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
     if (isnumeric (opts) && isempty (opts))
       opts = struct ("Explicit", "yes");
     elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
@@ -59,6 +61,11 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## Y0 with K > 1 columns (and more than one row): an ensemble of K
   ## trajectories, each column one initial state (odepkg_ensemble.m).
   if (isnumeric (y0) && ndims (y0) == 2 && rows (y0) > 1 && columns (y0) > 1)
+    if (isstruct (opts) && isfield (opts, "NonholonomicFcn") && ! isempty (opts.NonholonomicFcn))
+      error ("odepkg:unsupportedOption",
+             '%s: option "NonholonomicFcn" is not implemented for ensembles (Y0 with several columns): integrate the members one by one',
+             solver);
+    endif
     out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extra);
     return;
   endif
@@ -124,12 +131,12 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## MonitorMultipliers "on" (constrained solvers): residuals and
   ## multipliers at the output times, computed after the run
   multipliers = strcmp (o.MonitorMultipliers, "on");
-  if (multipliers && isempty (o.ConstraintFcn))
+  if (multipliers && isempty (o.ConstraintFcn) && isempty (o.NonholonomicFcn))
     error ("odepkg:invalidOption",
            '%s: option "MonitorMultipliers" is for constrained runs: give ConstraintFcn, or drop it', solver);
   endif
   monitor_t0 = [];
-  monitor_calls = struct ("f", 0, "g", 0, "G", 0, "H", 0, "I", 0);
+  monitor_calls = struct ("f", 0, "g", 0, "G", 0, "H", 0, "I", 0, "A", 0);
   if (monitor)
     [monitor_t0, monitor_calls] = odepkg_monitor (solver, o_m, fcn_m, extra, times(1), y0.', "", 0);
     monitor_t0.t0 = times(1);           # reused at the first output: one call per output
@@ -237,6 +244,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   if (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})))
     idata = struct ("constraint", o_m.ConstraintFcn, "grad", o_m.ConstraintGradFcn, "fcn", fcn_m,
                     "extra", {extra}, "variables", o.ConstraintVariables);
+    if (! isempty (o.NonholonomicFcn))
+      idata.nonholonomic = o.NonholonomicFcn;     # deval projects onto A(q) H_p = 0 too
+    endif
   endif
   ## a composed run of order p interpolates through p output points, so
   ## deval and Refine keep the method's order (a cubic would give order 4)
@@ -306,6 +316,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   st.nfevals += monitor_calls.f;
   st.nconstrevals += monitor_calls.g;
   st.nconstrgradevals += monitor_calls.G;
+  if (isfield (monitor_calls, "A") && isfield (st, "nnonholevals"))
+    st.nnonholevals += monitor_calls.A;
+  endif
   st.nhamiltonianevals = monitor_calls.H;
   st.ninvariantevals = monitor_calls.I;
 
@@ -359,6 +372,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
         endif
         if (isfield (mon, "lambda"))
           sol.lambda = mon.lambda;
+        endif
+        if (isfield (mon, "mu"))
+          sol.mu = mon.mu;
         endif
       endif
       if (! isempty (o.Events))

@@ -90,6 +90,13 @@ function [model, fcn, o, cons] = odepkg_model_prepare (solver, method, model, op
            solver);
   endif
 
+  ## g(q, p): the options that say so, for the compiled side and for what
+  ## runs here (deval's projection, monitoring)
+  qp = isfield (model, "constraint_variables") && strcmp (model.constraint_variables, "qp");
+  if (qp)
+    o.ConstraintVariables = "qp";
+  endif
+
   fcn = @(t, y, varargin) __odepkg_model_eval__ (model, "f", t, y, par);
   if (strcmp (method, "velocity_verlet"))
     ## odeVV's f = [v; a], a = H_pp (-H_q) (H_pp = M^-1 constant: taken at 0)
@@ -102,6 +109,9 @@ function [model, fcn, o, cons] = odepkg_model_prepare (solver, method, model, op
     cons = struct ("ConstraintFcn", @(q, varargin) __odepkg_model_eval__ (model, "g", 0, q, par),
                    "ConstraintGradFcn", @(q, varargin) __odepkg_model_eval__ (model, "G", 0, q, par),
                    "ConstraintsNb", model.m);
+    if (qp)
+      cons.ConstraintVariables = "qp";
+    endif
   endif
 
 endfunction

@@ -22,6 +22,13 @@
 ## multipliers are computed (their differences would take 2m calls of f and
 ## an m-by-m system per output).
 ##
+## With @qcode{"NonholonomicFcn"} (velocity constraints A(q) H_p = 0, mode
+## @qcode{"q"}) the multipliers of p' = -H_q - G' lambda - A' mu come from
+## the same index-1 condition with C = [G; A] in place of G: @code{mon.mu}
+## (k-by-N) besides @code{mon.lambda} (m-by-N, empty without ConstraintFcn),
+## and @code{mon.residuals.nonholonomic} = |A H_p|_inf (per output: f
+## 2(m + k) + 3 times, G and A 3 times each, g once).
+##
 ## @var{first} (optional): the result of a call at (t0, y0) alone, with
 ## fields @code{t0} and @code{y0} added; when @var{t}(1), @var{y}(1,:) are
 ## that point its invariant values are reused, so each function is called
@@ -74,6 +81,11 @@ function [mon, calls] = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, f
   mon.invariants = struct ("names", {names}, "values", values,
                            "deviation", max (abs (values - values(:, 1)), [], 2));
 
+  nonholonomic = isfield (o, "NonholonomicFcn") && ! isempty (o.NonholonomicFcn);
+  if (strcmp (mode, "q") && nonholonomic)
+    [mon, calls] = nonholonomic_multipliers (o, fcn, extra, t, Y, mon, calls);
+    return;
+  endif
   if (isempty (mode) || isempty (o.ConstraintFcn))
     return;
   endif
@@ -302,4 +314,79 @@ function G = fd_gradient (g, x, extra)
     dx = zeros (size (x));  dx(k) = e;
     G(:, k) = (g (x + dx, extra{:}) - g (x - dx, extra{:})) / (2 * e);
   endfor
+endfunction
+
+## The multipliers [lambda; mu] of p' = -H_q - C' [lambda; mu], C = [G; A],
+## at each output from (Dh K) [lambda; mu] = -Dh f, h = C(q) H_p, K = [0; -C'],
+## Dh by central differences (Hairer, Lubich, Wanner, GNI, Sect. VII.1.1), and
+## the residuals |g|, |G H_p|, |A H_p| (Y: states as columns).
+function [mon, calls] = nonholonomic_multipliers (o, fcn, extra, t, Y, mon, calls)
+  n = rows (Y);  d = n / 2;  N = numel (t);
+  k = o.NonholonomicsNb;
+  A = o.NonholonomicFcn;
+  m = 0;
+  if (! isempty (o.ConstraintFcn))
+    m = o.ConstraintsNb;
+    g = o.ConstraintFcn;
+    if (! isempty (o.ConstraintGradFcn))
+      G = o.ConstraintGradFcn;
+      gcost = [0, 1];
+    else
+      G = @(x, varargin) fd_gradient (g, x, varargin);
+      gcost = [2 * d + 1, 0];
+    endif
+  endif
+  if (! isempty (extra))
+    fcn = @(t, y) fcn (t, y, extra{:});
+    A = @(q) A (q, extra{:});
+    if (m > 0)
+      g = @(x) g (x, extra{:});
+      G = @(x) G (x, extra{:});
+    endif
+  endif
+  if (m > 0)
+    C = @(q) [G(q); reshape(A (q), k, d)];
+  else
+    C = @(q) reshape (A (q), k, d);
+  endif
+  nc = m + k;
+  gres = hres = ares = zeros (1, N);
+  mult = zeros (nc, N);
+  c = eps^(1/3);
+  ip = d+1:n;
+  for j = 1:N
+    y = Y(:, j);  tj = t(j);
+    q = y(1:d);
+    Cq = C (q);
+    F = fcn (tj, y);
+    h0 = Cq * F(1:d);
+    if (m > 0)
+      gres(j) = norm (g (q), Inf);
+      hres(j) = norm (h0(1:m), Inf);
+    endif
+    ares(j) = norm (h0(m+1:end), Inf);
+    D = zeros (nc, nc + 1);
+    for i = 1:nc                       # directions K e_i = [0; -C(i,:)']: p moves, C(q) stays
+      w = -Cq(i, :).';
+      e = c * max (1, norm (y, Inf)) / max (norm (w, Inf), realmin);
+      yp = y;  yp(ip) += e * w;
+      ym = y;  ym(ip) -= e * w;
+      D(:, i) = Cq * (fcn (tj, yp)(1:d) - fcn (tj, ym)(1:d)) / (2 * e);
+    endfor
+    e = c * max (1, norm (y, Inf)) / max (norm (F, Inf), realmin);
+    yp = y + e * F;  ym = y - e * F;
+    D(:, nc + 1) = (C (yp(1:d)) * fcn (tj, yp)(1:d) - C (ym(1:d)) * fcn (tj, ym)(1:d)) / (2 * e);
+    mult(:, j) = -(D(:, 1:nc) \ D(:, nc + 1));
+  endfor
+  mon.residuals = struct ("nonholonomic", ares);
+  if (m > 0)
+    mon.residuals.constraint = gres;
+    mon.residuals.hidden = hres;
+    mon.lambda = mult(1:m, :);
+    calls = count (calls, N * (2 * nc + 3), N, 3 * N * gcost);
+  else
+    calls = count (calls, N * (2 * nc + 3), 0, [0, 0]);
+  endif
+  mon.mu = mult(m+1:end, :);
+  calls.A = 3 * N;
 endfunction

@@ -96,6 +96,16 @@ function o = odepkg_options (solver, opts, n)
   if (! isempty (o.ConstraintFcn) && isempty (o.ConstraintsNb))
     bad (solver, "ConstraintsNb", "given with ConstraintFcn (the number of constraints)");
   endif
+  if (isempty (o.NonholonomicFcn) != isempty (o.NonholonomicsNb))
+    error ("odepkg:invalidOption",
+           '%s: options "NonholonomicFcn" (A(q), k-by-d) and "NonholonomicsNb" (k) are given together', solver);
+  endif
+  if (! isempty (o.NonholonomicsNb)
+      && o.NonholonomicsNb + ifelse_empty (o.ConstraintsNb, 0) >= n / 2)
+    error ("odepkg:invalidOption",
+           '%s: options "NonholonomicsNb" + "ConstraintsNb" (%d + %d) must be smaller than the dimension of q (%d)',
+           solver, o.NonholonomicsNb, ifelse_empty (o.ConstraintsNb, 0), n / 2);
+  endif
   if (! isempty (o.ConstraintsNb) && o.ConstraintsNb >= n / 2 && ! strcmp (solver, "odeRATTLie"))
     bad (solver, "ConstraintsNb",
          sprintf ("smaller than the dimension of q (%d)", n / 2));
@@ -295,4 +305,11 @@ function honoured_or_refused (solver, opts, names, T)
     error ("odepkg:unsupportedOption", '%s: option "%s" is not used by %s; it is an option of %s',
            solver, name, solver, strjoin (row.solvers, ", "));
   endfor
+endfunction
+
+## V, or D where V is empty.
+function v = ifelse_empty (v, d)
+  if (isempty (v))
+    v = d;
+  endif
 endfunction

@@ -9,6 +9,7 @@
 #include "PhaseSpaceChecks.h"
 #include "composition/CompositionStepper.hpp"
 #include "constrained/GeometricRattle.hpp"
+#include "constrained/NonholonomicRattle.hpp"
 #include "constrained/Rattle.hpp"
 
 #include <octave/oct.h>
@@ -20,6 +21,28 @@
 
 namespace odepkg::binding {
 
+/// NonholonomicFcn: the nonholonomic RATTLE (NonholonomicRattle.hpp), with
+/// the holonomic g(q) of ConstraintFcn if given; the options it does not
+/// take are refused by name.
+static std::unique_ptr<Stepper> make_nonholonomic(bool shake, OctaveProblem& op, const Settings& s) {
+  const UserFunctions& u = s.fns;
+  if (shake)
+    throw InputError("invalidOption", "option \"NonholonomicFcn\" is for odeRATTLE (the symmetric nonholonomic "
+                                      "RATTLE), not odeSHAKE");
+  if (u.phase_space)
+    throw InputError("invalidOption", "option \"NonholonomicFcn\" takes holonomic constraints g(q) only: remove "
+                                      "ConstraintVariables \"qp\"");
+  if (!s.base_method.empty() && s.base_method != "stormer_verlet")
+    throw InputError("invalidOption", "option \"NonholonomicFcn\": the nonholonomic RATTLE is built on "
+                                      "Stormer-Verlet; remove BaseMethod \"" + s.base_method + "\"");
+  if (u.GH.is_defined())
+    throw InputError("invalidOption", "option \"ConstraintHessFcn\" is not used with NonholonomicFcn (the "
+                                      "nonholonomic RATTLE needs no constraint Hessians): remove it");
+  if ((u.m > 0) != u.g.is_defined())
+    throw InputError("invalidOption", "options ConstraintFcn and ConstraintsNb are given together");
+  return std::make_unique<NonholonomicRattle>(op.problem(), u.k, op.velocity_constraint(), s.newton);
+}
+
 /// RATTLE or SHAKE, all geometric RATTLE of McLachlan et al. 2014.  Holonomic g(q) over
 /// Störmer–Verlet: Rattle, i.e. GeometricRattle on the holonomic fibres, or
 /// with "Explicit" its closed-form separable path.  Otherwise GeometricRattle
@@ -28,6 +51,7 @@ namespace odepkg::binding {
 std::unique_ptr<Stepper> make_constrained(bool shake, OctaveProblem& op, const Settings& s) {
   HamiltonianProblem& problem = op.problem();
   const UserFunctions& u = s.fns;
+  if (u.k > 0) return make_nonholonomic(shake, op, s);
   if (u.m == 0 || !u.g.is_defined())
     throw InputError("invalidOption",
                      "the options ConstraintFcn and ConstraintsNb are required (constraints g(q) = 0, or g(q, p) = 0 "
@@ -67,7 +91,16 @@ ConstrainedReport constrained_report(Stepper& stepper) {
   Stepper* method = &stepper;
   if (auto* comp = dynamic_cast<CompositionStepper*>(method)) method = &comp->base();
   ConstrainedReport r;
-  if (const auto* rattle = dynamic_cast<const Rattle*>(method)) {
+  if (const auto* nh = dynamic_cast<const NonholonomicRattle*>(method)) {
+    r.constrained = true;
+    r.rank_deficiency_seen = nh->rank_deficiency_seen();
+    if (r.rank_deficiency_seen) {
+      r.rank_deficiency_t = nh->rank_deficiency_t();
+      r.condition_estimate = nh->condition_estimate();
+      r.minimum_norm_position_multipliers = true;
+      r.minimum_norm_velocity_multipliers = true;
+    }
+  } else if (const auto* rattle = dynamic_cast<const Rattle*>(method)) {
     r.constrained = true;
     r.sparse = rattle->sparse();
     r.rank_deficiency_seen = rattle->rank_deficiency_seen();
@@ -170,6 +203,34 @@ void check_user_flow(FibreMap& fibre, ConstraintSet& g, const ConstVecRef& y, co
 }
 }  // namespace
 
+/// The velocity constraints at the initial data (after the holonomic
+/// projection of check_initial_data): |A(q0) H_p(q0, p0)| <= 1e-10, else
+/// p0 moved along [G; A]' onto [G; A] H_p = 0 with a warning, or an error
+/// with InitialProjection "error" (`project` false: nothing).
+static void check_nonholonomic_data(NonholonomicRattle& nh, double t0, Vec& x0, const Settings& s, const char* who,
+                             bool project) {
+  if (!project) return;
+  Vec y = x0;
+  const NonholonomicRattle::InitialProjection pr = nh.project_initial(t0, y);
+  if (!pr.finite)
+    error_with_id("odepkg:nonFiniteFcn",
+                  "%s: NonholonomicFcn, a constraint or the ODE function returned a non-finite value at the initial "
+                  "data", who);
+  const double tol = 1e-10;
+  if (pr.before <= tol) return;
+  if (s.initial_projection_error)
+    error_with_id("odepkg:inconsistentInitialData",
+                  "%s: the initial data violate the velocity constraints: |A(q0) H_p(q0, p0)| = %g", who, pr.before);
+  if (!pr.converged || !(pr.after <= tol))
+    error_with_id("odepkg:inconsistentInitialData",
+                  "%s: the initial data violate the velocity constraints (|A(q0) H_p| = %g) and could not be "
+                  "projected onto them", who, pr.before);
+  warning_with_id("odepkg:inconsistentInitialData",
+                  "%s: the initial data violate the velocity constraints (|A(q0) H_p(q0, p0)| = %g); p0 projected "
+                  "onto A(q0) H_p = 0 (now %g)", who, pr.before, pr.after);
+  x0 = y;
+}
+
 /// Checks (and, with `project`, projects onto M_H with a warning or an error
 /// as InitialProjection says) the initial data x0 of a geometric RATTLE with
 /// g(q, p).  Does nothing for other steppers.
@@ -177,6 +238,10 @@ void check_phase_space_data(Stepper& stepper, double t0, Vec& x0, const Settings
                                    bool project) {
   Stepper* method = &stepper;
   if (auto* comp = dynamic_cast<CompositionStepper*>(method)) method = &comp->base();  // its substeps' method
+  if (auto* nh = dynamic_cast<NonholonomicRattle*>(method)) {
+    check_nonholonomic_data(*nh, t0, x0, s, who, project);
+    return;
+  }
   auto* gr = dynamic_cast<GeometricRattle*>(method);
   if (!gr || gr->constraints().holonomic()) return;
   HamiltonianProblem& problem = stepper.problem();

@@ -65,6 +65,7 @@ inline octave_scalar_map stats_struct(const Stats& s) {
   m.assign("nconstrgradevals", static_cast<double>(s.constraint_grad_evals));
   m.assign("nconstrhessevals", static_cast<double>(s.constraint_hess_evals));
   m.assign("nflowevals", static_cast<double>(s.flow_evals));
+  m.assign("nnonholevals", static_cast<double>(s.nonholonomic_evals));
   m.assign("nnewtonsolves", static_cast<double>(s.newton_solves));
   m.assign("nnewtoniter", static_cast<double>(s.newton_iterations));
   m.assign("maxnewtoniter", static_cast<double>(s.newton_max_iterations));
@@ -79,6 +80,7 @@ inline octave_scalar_map stats_struct(const Stats& s) {
   m.assign("ndistantroots", static_cast<double>(s.distant_roots));
   m.assign("maxconstrresidual", s.max_constraint_residual);
   m.assign("maxhiddenresidual", s.max_hidden_residual);
+  m.assign("maxnonholresidual", s.max_nonholonomic_residual);
   m.assign("maxgraderror", s.max_grad_error);
   return m;
 }

@@ -18,6 +18,7 @@ namespace odepkg::binding {
 /// LieGroup option is a struct of the user's operations).
 inline std::vector<std::string> given_derivatives(const Settings& s, bool lie_group_struct = false) {
   std::vector<std::string> names;
+  if (s.fns.native) return names;  // a model's derivatives are derived exactly, not the user's
   if (s.fns.hessian.is_defined()) names.push_back("HamiltonianHessFcn");
   if (s.fns.G.is_defined()) names.push_back("ConstraintGradFcn");
   if (s.fns.GH.is_defined()) names.push_back("ConstraintHessFcn");

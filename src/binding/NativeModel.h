@@ -171,7 +171,7 @@ class NativeEnsemble {
  private:
   /// The kernels' own parameters (their member functions' calls) set to member j's.
   void use_member(int j) {
-    std::vector<double>& p = kernels_->parameters();
+    std::vector<double>& p = kernels_->parameter_values();
     for (std::size_t i = 0; i < p.size(); ++i) p[i] = par_(static_cast<Eigen::Index>(i), j);
   }
 

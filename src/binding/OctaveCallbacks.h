@@ -15,6 +15,7 @@
 #include <octave/oct.h>
 #include <octave/parse.h>
 
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -247,6 +248,9 @@ class UserFunction {
 struct UserFunctions {
   octave_value f, hessian, g, G, GH, flow;
   int m = 0;
+  /// NonholonomicFcn: A(q), k x d, of the velocity constraints A(q) H_p = 0 (k = 0: none).
+  octave_value A;
+  int k = 0;
   /// ConstraintVariables "qp": g, G, GH take y = [q; p] (m, m x 2d,
   /// 2d x 2d x m) and flow (y, s) is exp(sum s_i X_{g_i})(y).
   bool phase_space = false;
@@ -271,6 +275,7 @@ class OctaveProblem {
         G_(u.G, extra, who, "ConstraintGradFcn", false),
         GH_(u.GH, extra, who, "ConstraintHessFcn", false),
         flow_(u.flow, extra, who, "ConstraintFlowFcn", false),
+        A_(u.A, extra, who, "NonholonomicFcn", false),
         u_(u),
         problem_(d, u.native ? (u.native_velocity_field ? u.native_velocity_field : native_field(u.native))
                              : HamiltonianProblem::Field([this, d](double t, const ConstVecRef& x, VecRef dx) {
@@ -281,7 +286,7 @@ class OctaveProblem {
       set_native(*u.native, !u.native_velocity_field);
       return;
     }
-    for (UserFunction* fn : {&f_, &hess_, &g_, &G_, &GH_, &flow_}) fn->set_arena(&arena_);
+    for (UserFunction* fn : {&f_, &hess_, &g_, &G_, &GH_, &flow_, &A_}) fn->set_arena(&arena_);
     problem_.set_argument_buffer([this](Eigen::Index n) { return arena_.buffer(n); });
     raise_heap_thresholds(heap_threshold_for(2 * static_cast<std::size_t>(d)));  // CallbackHeap.hpp
     // f's result read in Octave's array (valid until f_'s next call)
@@ -326,14 +331,44 @@ class OctaveProblem {
     return [k](double t, const ConstVecRef& x, VecRef dx) { k->field(t, x, dx); };
   }
 
-  /// The Hessian of H, g and G of a native model as the problem's callbacks.
+  /// The Hessian of H, g, G and the constraint Hessians of a native model
+  /// as the problem's callbacks; G (and then the Hessian of H) sparse where
+  /// the model says so (NativeKernels::sparse: the path a sparse
+  /// ConstraintGradFcn takes).  g(q, p): phase_space_constraints.  Without
+  /// `with_hessian` (odeVV's velocity field: not the model's f) the problem
+  /// keeps its own Hessian.
   void set_native(NativeKernels& k, bool with_hessian = true) {
     if (with_hessian)
       problem_.set_hessian([&k](double t, const ConstVecRef& x, MatRef H) { k.hessian(t, x, H); });
-    if (k.constraints() > 0)
-      problem_.set_constraints(
-          k.constraints(), [&k](const ConstVecRef& q, VecRef g) { k.constraint(q, g); },
-          [&k](const ConstVecRef& q, MatRef G) { k.constraint_grad(q, G); });
+    if (k.constraints() == 0 || k.phase_space()) return;
+    HamiltonianProblem::ConstraintHess GH;
+    if (k.has_constraint_hess()) GH = [&k](const ConstVecRef& q, MatRef H) { k.constraint_hess(q, H); };
+    problem_.set_constraints(
+        k.constraints(), [&k](const ConstVecRef& q, VecRef g) { k.constraint(q, g); },
+        [&k](const ConstVecRef& q, MatRef G) { k.constraint_grad(q, G); }, GH);
+    if (!k.sparse()) return;
+    problem_.set_sparse_constraint_grad_view(
+        [&k](const ConstVecRef& q, HamiltonianProblem::GradSink& sink) { k.constraint_grad_view(q, sink); });
+    if (with_hessian)
+      problem_.set_sparse_hessian([&k](double t, const ConstVecRef& x, SpMat& H) { k.hessian_sparse(t, x, H); });
+  }
+
+  /// g(q, p) of a native model (ConstraintVariables "qp"): g(y), Dg(y) and
+  /// the Hessians from the kernels, sparse where the model says so.
+  std::unique_ptr<ConstraintSet> native_phase_space_constraints(NativeKernels& k) {
+    PhaseSpaceConstraints::HessFn H;
+    if (k.has_constraint_hess()) H = [&k](const ConstVecRef& y, MatRef out) { k.constraint_hess(y, out); };
+    auto g = std::make_unique<PhaseSpaceConstraints>(
+        problem_.dim(), k.constraints(), problem_.stats(),
+        [&k](const ConstVecRef& y, VecRef out) { k.constraint(y, out); },
+        [&k](const ConstVecRef& y, MatRef out) { k.constraint_grad(y, out); }, H);
+    if (k.sparse()) {
+      PhaseSpaceConstraints::SparseHessFn Hs;
+      if (k.has_constraint_hess()) Hs = [&k](const ConstVecRef& y, SpMat& out) { k.constraint_hess_sparse(y, out); };
+      g->set_sparse([&k](const ConstVecRef& y, SpMat& out) { k.constraint_grad_sparse(y, out); }, Hs);
+      problem_.set_sparse_hessian([&k](double t, const ConstVecRef& x, SpMat& out) { k.hessian_sparse(t, x, out); });
+    }
+    return g;
   }
 
   /// Calls ConstraintGradFcn once at q0 = x0(1:d) (constraints g(q) only)
@@ -378,6 +413,7 @@ class OctaveProblem {
   /// ConstraintVariables "qp": the user's g(y), Dg(y), Hessians on phase
   /// space (differences where not given).
   std::unique_ptr<ConstraintSet> phase_space_constraints() {
+    if (u_.native) return native_phase_space_constraints(*u_.native);
     const int d = problem_.dim(), m = u_.m, n = 2 * d;
     PhaseSpaceConstraints::GradFn Dg;
     PhaseSpaceConstraints::HessFn H;
@@ -410,6 +446,14 @@ class OctaveProblem {
     return g;
   }
 
+  /// The user's NonholonomicFcn q -> A(q) (k-by-d; k = 1: row or column alike).
+  std::function<void(const ConstVecRef&, MatRef)> velocity_constraint() {
+    const int k = u_.k, d = problem_.dim();
+    return [this, k, d](const ConstVecRef& q, MatRef out) {
+      out = Eigen::Map<const Mat>(A_.call(0.0, q, k * d, "k-by-d matrix (k = NonholonomicsNb)", k > 1 ? k : -1), k, d);
+    };
+  }
+
   /// The user's ConstraintFlowFcn (y, s) -> exp(sum s_i X_{g_i})(y).
   std::unique_ptr<FibreMap> user_flow() {
     const int n = problem_.state_size();
@@ -424,7 +468,7 @@ class OctaveProblem {
  private:
   ArgumentArena arena_;  ///< (before the functions that point to it)
   const char* field_shape_;  // odeVV: [v; a], the others: [dH/dp; -dH/dq]
-  UserFunction f_, hess_, g_, G_, GH_, flow_;
+  UserFunction f_, hess_, g_, G_, GH_, flow_, A_;
   UserFunctions u_;
   HamiltonianProblem problem_;
   bool phase_space_sparse_ = false;  ///< ConstraintVariables "qp" with a sparse Dg at y0

@@ -189,6 +189,16 @@ inline Settings read_settings(const octave_value& opts, const std::string& who, 
   s.fns.GH = r.function("ConstraintHessFcn");
   s.fns.m = r.integer("ConstraintsNb", 0, 1);
   s.fns.flow = r.function("ConstraintFlowFcn");
+  s.fns.A = r.function("NonholonomicFcn");
+  s.fns.k = r.integer("NonholonomicsNb", 0, 1);
+  if (s.fns.A.is_defined() != (s.fns.k > 0))
+    error_with_id("odepkg:invalidOption",
+                  "%s: options \"NonholonomicFcn\" (A(q) of the velocity constraints A(q) H_p = 0) and "
+                  "\"NonholonomicsNb\" (their number k) are given together", who.c_str());
+  if (s.fns.k > 0 && s.fns.k + s.fns.m >= n / 2)
+    error_with_id("odepkg:invalidOption",
+                  "%s: options \"NonholonomicsNb\" + \"ConstraintsNb\" (%d + %d) must be smaller than the "
+                  "dimension of q (%d)", who.c_str(), s.fns.k, s.fns.m, n / 2);
   s.fns.phase_space = r.choice("ConstraintVariables", {"q", "qp"}, "q") == "qp";
   s.base_method = r.choice("BaseMethod", {"stormer_verlet", "midpoint", "symplectic_euler"}, "");
   if (s.fns.flow.is_defined() && !s.fns.phase_space)

@@ -14,6 +14,7 @@ struct Stats {
   long constraint_grad_evals = 0;  ///< calls of ConstraintGradFcn
   long constraint_hess_evals = 0;  ///< calls of ConstraintHessFcn
   long flow_evals = 0;         ///< calls of ConstraintFlowFcn (the fibre flow exp(s X_g))
+  long nonholonomic_evals = 0; ///< calls of NonholonomicFcn (A(q) of A(q) H_p = 0)
   long newton_solves = 0;      ///< nonlinear systems solved
   long newton_iterations = 0;  ///< total Newton iterations
   long newton_max_iterations = 0;  ///< largest iteration count of one solve
@@ -27,6 +28,7 @@ struct Stats {
   long distant_roots = 0;      ///< roots rejected as far from the unconstrained step
   double max_constraint_residual = 0.0;  ///< max |g(q)| over the output
   double max_hidden_residual = 0.0;      ///< max |G(q) H_p| (|{g, H}| for g(q, p)) over the output
+  double max_nonholonomic_residual = 0.0;  ///< max |A(q) H_p| over the steps (NonholonomicFcn)
   /// Largest estimated error of an entry of a constraint gradient taken by
   /// differences (0 with ConstraintGradFcn): the accuracy of G, and so of
   /// what the method makes of G(q) H_p = 0.
@@ -34,7 +36,7 @@ struct Stats {
 
   long user_calls() const {
     return field_evals + hessian_evals + constraint_evals +
-           constraint_grad_evals + constraint_hess_evals + flow_evals;
+           constraint_grad_evals + constraint_hess_evals + flow_evals + nonholonomic_evals;
   }
 };
 

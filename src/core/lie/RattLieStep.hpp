@@ -81,6 +81,14 @@ class RattLieStep : public LieStepper {
   using Matrix = typename Algebra::Matrix;
   static constexpr int kVelocityRecheck = 16;
   static constexpr double kRefreshB = 1e-3;
+  /// The root checks' ratios (DampedMultiplierNewton's, flat RATTLE): a root
+  /// whose curvature term exceeds kDoubtRatio |d| is solved again from
+  /// λ = 0; one above kRefuseRatio |d| is refused.
+  static constexpr double kDoubtRatio = 0.5;
+  static constexpr double kRefuseRatio = 2.0;
+  static constexpr double kSameBranch = 0.125;
+  static constexpr long kColdIterations = 50;
+  static constexpr int kMaxHalvings = 30;
 
   RattLieStep(LieGroupProblem& lp, NewtonOptions opts)
       : LieStepper(lp.embedded()),
@@ -98,8 +106,11 @@ class RattLieStep : public LieStepper {
       alg_.size(c->B);
     }
     for (Matrix* B : {&B0_, &Bprev_, &Bex_, &tmpB_, &B1_, &Bt_, &Bm_}) alg_.size(*B);
-    for (Vec* v : {&f0_, &f1_, &fk_, &Om_, &w_, &MOm_, &c_, &r1_, &u_, &dOm_, &b_, &v1_, &tmp_, &tmp2_, &pred_})
+    for (Vec* v : {&f0_, &f1_, &fk_, &Om_, &w_, &MOm_, &c_, &r1_, &u_, &dOm_, &b_, &v1_, &tmp_, &tmp2_, &pred_,
+                   &Om_fast_, &Om_base_, &dfree_})
       v->resize(n);
+    for (Vec* v : {&lam_fast_, &lam_base_, &xm_}) v->resize(m);
+    lam_checked_ = Vec::Zero(m);
     for (Vec* v : {&phi_, &rhs_, &dlam_, &rows_}) v->resize(m);
     for (Vec* v : {&lam_, &mu_, &mu_prev_, &b_lam_, &lam_chain_}) *v = Vec::Zero(m);
     for (Vec* v : {&g_delta_, &delta_}) *v = Vec::Zero(n);
@@ -277,23 +288,61 @@ class RattLieStep : public LieStepper {
     }
     st.newton_max_iterations = std::max(st.newton_max_iterations, it);
     if (m_ > 0 && it > 3) fresh_B_ = true;
-    if (!ok) {
+    if (m_ == 0 && !ok) {
       have_prev_ = false;
       return StepStatus::NewtonDiverged;
     }
-    w_ = h * Om_;
-    G_.compose_exp(q0, w_, q1_);
+    double gb = 0.0;
+    if (ok) {
+      w_ = h * Om_;
+      G_.compose_exp(q0, w_, q1_);
+      gb = phi_norm * std::min(1.0, theta);
+    }
+    if (m_ > 0) {
+      // The fast iteration (extrapolated B, warm start) can fail a solvable
+      // step or reach another root of (A) (the sphere at h = 0.25: a root
+      // across it, taken in silence): (A) is then solved again from λ = 0
+      // with Newton's exact Jacobian and a line search, and the root nearer
+      // the unconstrained step is kept; a root that stays far is refused.
+      const bool fast = ok && holds(gb);
+      double curv_fast = 0.0;
+      const bool doubt = fast && !near_last_root(h, continues) && distant(q0, h, kDoubtRatio, curv_fast);
+      if (!fast || doubt) {
+        ++st.newton_retries;
+        if (fast) {
+          Om_fast_ = Om_;
+          lam_fast_ = lam_;
+        }
+        double gb_cold = 0.0, curv_cold = 0.0;
+        const bool cold = cold_positions(q0, h, t0, gb_cold) && holds(gb_cold);
+        if (cold) distant(q0, h, kDoubtRatio, curv_cold);
+        if (fast && !(cold && curv_cold < curv_fast)) {
+          Om_ = Om_fast_;  // the fast root is the nearer one
+          lam_ = lam_fast_;
+          w_ = h * Om_;
+          G_.compose_exp(q0, w_, q1_);
+        } else if (cold) {
+          if (fast) ++st.distant_roots;  // the fast root was another, farther one
+          gb = gb_cold;
+        } else {
+          have_prev_ = false;
+          return ok ? StepStatus::ConstraintsViolated : StepStatus::NewtonDiverged;
+        }
+        double curv = 0.0;
+        if (distant(q0, h, kRefuseRatio, curv)) {
+          ++st.distant_roots;
+          have_prev_ = false;
+          return StepStatus::DistantRoot;
+        }
+      }
+      lam_checked_ = lam_;
+    }
     // δ and ε: a composition's warm start of this stage next step
     delta_ = Om_ - pred_;
     if (m_ > 0) {
       constraint_velocity(B0_, lam_);
       delta_ += (0.5 * h) * tmp2_;
       if (chain_guess_) eps_lam_ = lam_.head(m_) - lam_chain_.head(m_);
-      const double gb = phi_norm * std::min(1.0, theta);
-      if (!(gb <= std::sqrt(opts_.tol) * std::max(1.0, inf_norm(q1_)))) {
-        have_prev_ = false;
-        return StepStatus::ConstraintsViolated;
-      }
       const double floor = 4 * eps * std::max(1.0, Algebra::row_norm(B0_, rows_));
       st.max_constraint_residual = std::max(st.max_constraint_residual, std::max(gb, floor));
     }
@@ -451,6 +500,121 @@ class RattLieStep : public LieStepper {
     alg_.mass_solve(tmp_, tmp2_);
   }
 
+  /// Φ(q_{n+1}) within the step's tolerance (the Newton estimate gb of |Φ|).
+  bool holds(double gb) const { return gb <= std::sqrt(opts_.tol) * std::max(1.0, inf_norm(q1_)); }
+
+  /// The cheap check of ordinary steps: the step continues a chain and its λ
+  /// is within kSameBranch (relative, largest entry) of the last step's,
+  /// whose root was checked: the other roots of (A) are a displacement of
+  /// about the manifold's diameter away (Hairer, Lubich, Wanner, GNI
+  /// VII.1.4), with multipliers of that size divided by h², while λ(h)
+  /// differs from the continuous multiplier by O(h) (substeps of a
+  /// composition of either sign included).
+  bool near_last_root(double, bool continues) const {
+    if (!continues) return false;
+    const double dl = (lam_.head(m_) - lam_checked_.head(m_)).template lpNorm<Eigen::Infinity>();
+    return dl <= kSameBranch * lam_checked_.head(m_).template lpNorm<Eigen::Infinity>();  // false for NaN
+  }
+
+  /// The root (Ω, λ) of (A) is on another branch than the step's: RATTLE's
+  /// root tends to the unconstrained step as h → 0 (GNI VII.1.4).  With the
+  /// displacement hΩ in the algebra and the free one d = hΩ + (h²/2) M⁻¹B_nᵀλ,
+  /// the multipliers remove d's normal part (linear in d) plus a curvature
+  /// term, the normal part of hΩ itself, |P hΩ|_M with P the M-orthogonal
+  /// projector on M⁻¹B_nᵀ: |P hΩ|²_M = (B_n hΩ)ᵀ (B_n M⁻¹ B_nᵀ)⁺ (B_n hΩ).  Of
+  /// about |d|²/(2R) on a manifold of curvature radius R, of about its
+  /// diameter for a root across it.  Far: above `ratio` |d|_M (plus
+  /// sqrt(eps) of the scale); |P hΩ|_M <= |hΩ|_M spares the solve when hΩ
+  /// itself is that small.  `curv` gets the term (or its bound).
+  bool distant(const ConstVecRef& q0, double h, double ratio, double& curv) {
+    w_ = h * Om_;
+    constraint_velocity(B0_, lam_);
+    dfree_ = w_ + (0.5 * h * h) * tmp2_;
+    alg_.mass_apply(dfree_, tmp_);
+    const double free = std::sqrt(std::max(0.0, dfree_.dot(tmp_)));
+    alg_.mass_apply(w_, tmp_);
+    curv = std::sqrt(std::max(0.0, w_.dot(tmp_)));
+    const double slack = std::sqrt(std::numeric_limits<double>::epsilon()) * std::max(free, std::max(1.0, inf_norm(q0)));
+    if (curv <= ratio * free + slack) return false;
+    rhs_.noalias() = B0_ * w_;
+    if (!alg_.multiplier_solve(B0_, rhs_, xm_.head(m_))) return true;
+    curv = std::sqrt(std::max(0.0, rhs_.head(m_).dot(xm_.head(m_))));
+    return !(curv <= ratio * free + slack);  // true for NaN
+  }
+
+  /// (A) from the start, as a last resort: λ⁰ = 0, Ω⁰ = P(0) (the
+  /// unconstrained predictor), B(q_{n+1}) at every iterate (Newton's exact
+  /// Jacobian), and a backtracking line search on
+  /// ψ = |Φ|² + (h |B_n|)² |M⁻¹ r1|² (Φ ≈ h B ΔΩ and M⁻¹ r1 ≈ ΔΩ: one unit;
+  /// Armijo, Dennis and Schnabel, Sect. 6.3), so that it neither overshoots
+  /// to another root nor diverges.  Converged when Φ and r1 are at the
+  /// round-off of their evaluation, or a full step's correction is;
+  /// stagnation within 64 times that floor counts as converged.  gb gets |Φ|.
+  bool cold_positions(const ConstVecRef& q0, double h, double t0, double& gb) {
+    Stats& st = lp_.stats();
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double bs = std::max(1.0, Algebra::row_norm(B0_, rows_));
+    lam_.setZero();
+    Om_ = pred_;
+    double psi = 0.0, trial = 0.0;
+    if (!evaluate_positions(q0, h, bs, psi)) return false;
+    const long max_it = std::max<long>(opts_.max_iterations, kColdIterations);
+    for (long it = 0; it < max_it; ++it) {
+      const double pfloor = 4 * eps * bs * std::max(1.0, inf_norm(q1_));
+      if (inf_norm(phi_) <= pfloor && inf_norm(r1_) <= 4 * r1_floor_) break;
+      if (!alg_.grad(q1_, Bex_)) return false;
+      alg_.solve_J(r1_, u_);
+      if (!alg_.schur_step(0, h, t0, phi_, u_, Bex_, B0_, dOm_, dlam_)) return false;
+      ++st.newton_iterations;
+      Om_base_ = Om_;
+      lam_base_ = lam_;
+      double alpha = 1.0;
+      bool accepted = false;
+      for (int k = 0; k <= kMaxHalvings && !accepted; ++k) {
+        if (k > 0) alpha *= 0.5;
+        Om_ = Om_base_ + alpha * dOm_;
+        lam_ = lam_base_ + alpha * dlam_;
+        accepted = evaluate_positions(q0, h, bs, trial) && trial <= (1.0 - 1e-4 * alpha) * psi;
+      }
+      if (!accepted) {  // no decrease: at the round-off level this is convergence
+        Om_ = Om_base_;
+        lam_ = lam_base_;
+        if (!evaluate_positions(q0, h, bs, psi)) return false;
+        gb = inf_norm(phi_);
+        return gb <= 64 * pfloor && inf_norm(r1_) <= 256 * r1_floor_;
+      }
+      psi = trial;
+      const double nd = inf_norm(dOm_);
+      if (alpha == 1.0 && (nd <= 4 * eps * std::max(1.0, inf_norm(Om_)) ||
+                           std::abs(h) * nd <= 4 * eps * std::max(1.0, inf_norm(q1_))))
+        break;
+      if (it + 1 == max_it) return false;
+    }
+    gb = inf_norm(phi_);
+    return true;
+  }
+
+  /// At (Ω, λ): q_{n+1}, J (newton_matrix), r1 and its round-off r1_floor_,
+  /// Φ, and ψ; false when not finite.
+  bool evaluate_positions(const ConstVecRef& q0, double h, double bs, double& psi) {
+    const double eps = std::numeric_limits<double>::epsilon();
+    w_ = h * Om_;
+    G_.compose_exp(q0, w_, q1_);
+    alg_.mass_apply(Om_, MOm_);
+    alg_.newton_matrix(h, w_, MOm_);
+    alg_.transport(MOm_, r1_);
+    r1_floor_ = eps * (inf_norm(r1_) + inf_norm(c_));
+    r1_ -= c_;
+    tmp2_.noalias() = B0_.transpose() * lam_;
+    r1_floor_ += eps * 0.5 * std::abs(h) * inf_norm(tmp2_);
+    r1_.noalias() += (0.5 * h) * tmp2_;
+    if (!lp_.constraint(q1_, phi_)) return false;
+    if (!r1_.allFinite() || !q1_.allFinite() || !phi_.allFinite()) return false;
+    alg_.mass_solve(r1_, tmp_);
+    psi = phi_.squaredNorm() + (h * bs) * (h * bs) * tmp_.squaredNorm();
+    return std::isfinite(psi);
+  }
+
   LieGroupProblem& lp_;
   const LieGroup& G_;
   const int nq_, n_, m_;
@@ -474,6 +638,9 @@ class RattLieStep : public LieStepper {
   Matrix B0_, Bprev_, Bex_, tmpB_, B1_, Bt_, Bm_;
   Vec f0_, f1_, fk_, Om_, w_, MOm_, c_, r1_, u_, dOm_, b_, v1_, tmp_, tmp2_, q1_, qs_, y_;
   Vec lam_, mu_, dlam_, phi_, rhs_, rows_;
+  // the retry of (A) and the root check
+  Vec Om_fast_, lam_fast_, Om_base_, lam_base_, lam_checked_, dfree_, xm_;
+  double r1_floor_ = 0.0;
 };
 
 }  // namespace odepkg::lie

@@ -1,0 +1,224 @@
+# odepkg_model_derive.py: the body of ONE SymPy call (pycall_sympy__, one
+# Python round trip) that derives a model's kernels and writes their C
+# (ABI 2 of src/binding/NativeKernels.h).  Read by odepkg_model_derive.m;
+# its text is part of the cache key (a change here rebuilds every model).
+# Inputs _ins: H (sym or str), g (list of sym/str, or a Matrix), q, p, par
+# (names or symbols), qp (g = g(q, p): gradients on y = [q; p]).
+# Derivatives are taken term by term of a sum (O(size of H), not
+# O(d * size): a chain of 10^4 links stays linear), sparse: only the
+# entries whose expression depends on the variable exist.
+import sympy as sp
+H, g, qn, pn, parn, qp = _ins
+items = lambda v: list(v) if isinstance(v, (list, tuple, sp.MatrixBase)) else ([] if v is None else [v])
+name = lambda s: s if isinstance(s, str) else (s.name if isinstance(s, sp.Symbol) else '(' + str(s) + ')')
+qn = [name(s) for s in items(qn)]; pn = [name(s) for s in items(pn)]; parn = [name(s) for s in items(parn)]
+g = items(g)
+names = qn + pn + parn
+nothing = ('', False, False, '', '', '', '', 0, 0, 0, 0, '', '', '')
+bad = [s for s in names if not (isinstance(s, str) and s.isidentifier())]
+dup = sorted(set(s for s in names if names.count(s) > 1))
+if bad or dup:
+    return ('badSymbol', 'not symbol names: ' + ', '.join(map(str, bad)) if bad else 'named twice in q, p and Parameters: ' + ', '.join(dup)) + nothing
+S = {s: sp.Symbol(s, real=True) for s in names}
+class InputErr(Exception):
+    pass
+import re
+class Names(dict):
+    # a name in a string: the user's symbol, else SymPy's function or
+    # constant (sin, exp, pi, E, I), else a new symbol (reported as unknown)
+    def __missing__(self, key):
+        v = getattr(sp, {'abs': 'Abs'}.get(key, key), None)
+        return v if v is not None and not isinstance(v, type(sp)) else sp.Symbol(key)
+names_ns = Names(S, Integer=sp.Integer, Float=sp.Float)
+number = re.compile(r'(?<![\w.])(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(?![\w.(])')
+def parse(text):
+    # sym's syntax, read by Python's own parser (SymPy's sympify takes ~1 ms
+    # a term and fails on a sum of 10^3 terms): '^' is '**', integer
+    # literals exact, the top-level sum read as a list of its terms (one
+    # flat display, no recursion) and summed by one Add.  Anything this
+    # does not read is left to sympify.
+    t = text.replace('^', '**')
+    cuts, depth, prev = [0], 0, ''
+    for i, c in enumerate(t):
+        if c in '([':
+            depth += 1
+        elif c in ')]':
+            depth -= 1
+        elif c in '+-' and depth == 0 and (prev.isalnum() or prev in '_)') and prev not in 'eE':
+            cuts.append(i)
+        if not c.isspace():
+            prev = c
+    cuts.append(len(t))
+    num = lambda mt: ("Float('%s')" % mt.group(0)) if ('.' in mt.group(0) or mt.group(2)) else 'Integer(%s)' % mt.group(1)
+    terms = [t[a:b].lstrip('+ ') for a, b in zip(cuts, cuts[1:])]
+    parts = eval('[' + ', '.join(number.sub(num, x) for x in terms if x.strip()) + ']', {'__builtins__': {}}, names_ns)
+    return sp.Add(*[sp.sympify(x) for x in parts])
+def canon(e, what):
+    # strings parsed with q, p and Parameters as symbols (a name such as
+    # beta or S is then the user's symbol, not SymPy's function)
+    if isinstance(e, (list, tuple)) and all(isinstance(x, str) for x in e):
+        e = ' + '.join('(' + x + ')' for x in e) if e else '0'   # H as a cellstr of terms: their sum
+    if isinstance(e, str):
+        try:
+            e = parse(e)
+        except Exception:
+            e = sp.sympify(e, locals=S)
+    else:
+        e = sp.sympify(e)
+    unknown = sorted(str(s) for s in e.free_symbols if str(s) not in S)
+    if unknown:
+        raise InputErr('unknownSymbol', what + ' uses ' + ', '.join(unknown) + ', in none of q, p and Parameters')
+    return e.xreplace({s: S[str(s)] for s in e.free_symbols})
+def finite(e, what):
+    if e.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        raise InputErr('nonFiniteExpression', what + ' is not finite: ' + str(e) + ' (a division by zero, 0/0 or an infinity)')
+    if e.has(sp.I):
+        raise InputErr('invalidInput', what + ' is complex: ' + str(e) + ' (H and g must be real)')
+    return e
+try:
+    H = finite(canon(H, 'H'), 'H')
+    g = [finite(canon(e, 'g'), 'g(%d)' % (k + 1)) for k, e in enumerate(g)]
+    q = [S[s] for s in qn]; p = [S[s] for s in pn]; par = [S[s] for s in parn]
+    pset = set(p)
+    if not qp and any(e.free_symbols & pset for e in g):
+        raise InputErr('invalidInput', 'g must depend on q and the parameters only (holonomic constraints g(q) = 0); for constraints g(q, p) give "ConstraintVariables", "qp"')
+    d = len(q); m = len(g); z = q + p
+    zi = {v: i for i, v in enumerate(z)}
+    ci = zi if qp else {v: i for i, v in enumerate(q)}
+    nc = 2 * d if qp else d
+    zset = set(z)
+    def terms(e):
+        # the terms of a sum, c (a + b + ...) with c free of q, p opened
+        if isinstance(e, sp.Add):
+            for a in e.args:
+                yield from terms(a)
+        elif isinstance(e, sp.Mul):
+            sums = [a for a in e.args if isinstance(a, sp.Add)]
+            rest = [a for a in e.args if not isinstance(a, sp.Add)]
+            if len(sums) == 1 and not any(a.free_symbols & zset for a in rest):
+                c = sp.Mul(*rest)
+                for a in terms(sums[0]):
+                    yield c * a
+            else:
+                yield e
+        else:
+            yield e
+    def grad(e, index):
+        # {j: de/dv_j} for the v_j e depends on, term by term of a sum
+        acc = {}
+        for t in terms(e):
+            for s in t.free_symbols:
+                j = index.get(s)
+                if j is not None:
+                    acc.setdefault(j, []).append(sp.diff(t, s))
+        out = {}
+        for j, parts in acc.items():
+            v = sp.Add(*parts)
+            if v != 0:
+                out[j] = v
+        return out
+    gH = grad(H, zi)
+    f = [gH.get(d + i, sp.S.Zero) for i in range(d)] + [-gH.get(i, sp.S.Zero) for i in range(d)]
+    hess = {}                       # (row, col) -> d2H/dz_row dz_col
+    for j, e in gH.items():
+        for i, v in grad(e, zi).items():
+            hess[(i, j)] = v
+    # separable: H_pq = 0 decided symbolically (simplify on the mixed entries only)
+    for key in [k for k in hess if (k[0] < d) != (k[1] < d)]:
+        if sp.simplify(hess[key]) == 0:
+            del hess[key]
+    separable = not any((i < d) != (j < d) for i, j in hess)
+    quadratic = separable and all(not (v.free_symbols & zset) for (i, j), v in hess.items() if i >= d)
+    G = {}                          # (k, j) -> dg_k/dy_j
+    GH = {}                         # (i, k nc + j) -> d2g_k/dy_i dy_j
+    stacked = nc * m < 2 ** 31 - 1  # the stacked Hessians' columns fit an int
+    for k, e in enumerate(g):
+        for j, v in grad(e, ci).items():
+            G[(k, j)] = v
+            if stacked:
+                for i, w in grad(v, ci).items():
+                    GH[(i, k * nc + j)] = w
+    for what, table in (('dH', gH), ('the Hessian of H', hess), ('dg', G), ('the Hessian of g', GH)):
+        for v in table.values():
+            finite(v, what)
+except InputErr as err:
+    return (err.args[0], err.args[1]) + nothing
+csc = lambda table: sorted(table, key=lambda rc: (rc[1], rc[0]))
+hp, Gp, GHp = csc(hess), csc(G), csc(GH)
+sub = {v: sp.Symbol('x[%d]' % i, real=True) for i, v in enumerate(z)}
+sub.update({v: sp.Symbol('par[%d]' % k, real=True) for k, v in enumerate(par)})
+qsub = dict(sub) if qp else {v: sp.Symbol('x[%d]' % i, real=True) for i, v in enumerate(q)}
+qsub.update({v: sp.Symbol('par[%d]' % k, real=True) for k, v in enumerate(par)})
+LIMIT = 200  # entries shown in the model's fields (printing is slow)
+CHUNK = 256  # outputs per C function (bounds the compiler's work per function and cse's)
+src = []
+# Half-integer powers b^(k/2) (gravity's |q|^-3, written r2^(-3/2)) printed
+# as sqrt(b) times b, not pow (a libm call: Kepler's f kernel took 37 ns per
+# call with pow, 23 with sqrt; bench/native_vs_odeint.sh).
+from sympy.printing.c import C99CodePrinter
+class HalfPowerPrinter(C99CodePrinter):
+    def _print_Pow(self, e):
+        k = e.exp
+        if k.is_Rational and k.q == 2 and abs(k.p) <= 7:
+            b = '(' + self._print(e.base) + ')'
+            r = '*'.join(['sqrt' + b] + [b] * ((abs(k.p) - 1) // 2))
+            return '(' + r + ')' if k > 0 else '(1.0/(' + r + '))'
+        return super()._print_Pow(e)
+ccode = HalfPowerPrinter().doprint
+def kernel(fname, args, exprs, s):
+    # out[k] = exprs[k], common subexpressions eliminated per chunk
+    parts = []
+    for c in range(0, max(len(exprs), 1), CHUNK):
+        block = [sp.sympify(e).xreplace(s) for e in exprs[c:c + CHUNK]]
+        reps, red = sp.cse(block, symbols=sp.numbered_symbols('w')) if block else ([], [])
+        lines = ['  const double %s = %s;' % (w, ccode(e)) for w, e in reps]
+        lines += ['  out[%d] = %s;' % (c + i, ccode(e)) for i, e in enumerate(red)]
+        parts.append(lines)
+    unused = '  (void)t; (void)x; (void)par; (void)out;' if args.startswith('double t') else '  (void)x; (void)par; (void)out;'
+    sig = 'void %s(%s)' % (fname, args)
+    if len(parts) == 1:
+        src.append(sig + ' {\n' + unused + '\n' + '\n'.join(parts[0]) + '\n}')
+        return
+    for c, lines in enumerate(parts):
+        src.append('static void %s_%d(%s) {\n%s\n%s\n}' % (fname, c, args, unused, '\n'.join(lines)))
+    call = '(t, x, par, out)' if args.startswith('double t') else '(x, par, out)'
+    src.append(sig + ' {\n' + '\n'.join('  %s_%d%s;' % (fname, c, call) for c in range(len(parts))) + '\n}')
+def pattern_array(label, pat, which):
+    rows = ', '.join(str(r) for r, c in pat) or '0'
+    cols = ', '.join(str(c) for r, c in pat) or '0'
+    src.append('static const int %s_rows[] = {%s};\nstatic const int %s_cols[] = {%s};' % (label, rows, label, cols))
+tf = 'double t, const double *x, const double *par, double *out'
+cf = 'const double *x, const double *par, double *out'
+src += ['/* odepkg native model (ABI 2, src/binding/NativeKernels.h), generated by odepkg_model.',
+        '   H = ' + (str(H) if len(H.args) < LIMIT else '(%d terms)' % len(H.args)).replace('*/', '* /'),
+        '   SymPy cse + ccode. */',
+        '#include <math.h>',
+        '#include <string.h>',
+        'int odepkg_abi(void) { return 2; }',
+        'void odepkg_dims(int *dims) { dims[0] = %d; dims[1] = %d; dims[2] = %d; dims[3] = %d; }' % (d, m, len(par), nc)]
+pattern_array('hess', hp, 0)
+nG = len(Gp) if m > 0 else -1
+nGH = len(GHp) if m > 0 and stacked else -1
+if m > 0:
+    pattern_array('G', Gp, 1)
+    if stacked:
+        pattern_array('GH', GHp, 2)
+src.append('int odepkg_nnz(int which) {\n  return which == 0 ? %d : which == 1 ? %d : which == 2 ? %d : -1;\n}' % (len(hp), nG, nGH))
+src.append('void odepkg_pattern(int which, int *rows, int *cols) {\n'
+           '  const int n = odepkg_nnz(which);\n'
+           '  const int *r = which == 0 ? hess_rows : %s, *c = which == 0 ? hess_cols : %s;\n'
+           '  if (n > 0) { memcpy(rows, r, n * sizeof(int)); memcpy(cols, c, n * sizeof(int)); }\n}'
+           % ('which == 1 ? G_rows : ' + ('GH_rows' if nGH >= 0 else 'hess_rows') if m > 0 else 'hess_rows',
+              'which == 1 ? G_cols : ' + ('GH_cols' if nGH >= 0 else 'hess_cols') if m > 0 else 'hess_cols'))
+kernel('odepkg_H', tf, [H], sub)
+kernel('odepkg_f', tf, f, sub)
+kernel('odepkg_hess', tf, [hess[k] for k in hp], sub)
+if m > 0:
+    kernel('odepkg_g', cf, g, qsub)
+    kernel('odepkg_G', cf, [G[k] for k in Gp], qsub)
+    if stacked:
+        kernel('odepkg_GH', cf, [GH[k] for k in GHp], qsub)
+show = lambda v: '\n'.join(str(e) for e in v[:LIMIT]) + ('\n... (%d more)' % (len(v) - LIMIT) if len(v) > LIMIT else '')
+Gshow = ['G(%d,%d) = %s' % (k + 1, j + 1, G[(k, j)]) for k, j in sorted(G)[:LIMIT]] + ([''] * max(len(G) - LIMIT, 0))
+return ('', '', '\n'.join(src) + '\n', separable, quadratic, (str(H) if len(H.args) < LIMIT else '%d terms' % len(H.args)), show(f[:LIMIT] + [''] * max(len(f) - LIMIT, 0)), show(g[:LIMIT] + [''] * max(len(g) - LIMIT, 0)), show(Gshow), len(hp), max(nG, 0), nGH, m,
+        '\n'.join(qn), '\n'.join(pn), '\n'.join(parn))
