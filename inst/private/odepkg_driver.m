@@ -29,6 +29,19 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
            solver);
   endif
 
+  ## a model with a separable H: "Explicit" unless the user gave it (before
+  ## the options are checked: CompensatedSummation needs it)
+  ## (not for g(q, p): its geometric RATTLE has no explicit scheme)
+  if (model && isfield (fcn, "separable") && isequal (fcn.separable, true)
+      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
+      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
+    if (isnumeric (opts) && isempty (opts))
+      opts = struct ("Explicit", "yes");
+    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
+      opts.Explicit = "yes";
+    endif
+  endif
+
   ## --- tspan ---------------------------------------------------------------
   if (! (isnumeric (tspan) && isreal (tspan) && isvector (tspan)
          && all (isfinite (tspan))))
@@ -48,11 +61,6 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## Y0 with K > 1 columns (and more than one row): an ensemble of K
   ## trajectories, each column one initial state (odepkg_ensemble.m).
   if (isnumeric (y0) && ndims (y0) == 2 && rows (y0) > 1 && columns (y0) > 1)
-    if (model)
-      error ("odepkg:invalidInput",
-             "%s: ensembles (Y0 with several columns) do not take a model of odepkg_model yet: pass a function handle",
-             solver);
-    endif
     if (isstruct (opts) && isfield (opts, "NonholonomicFcn") && ! isempty (opts.NonholonomicFcn))
       error ("odepkg:unsupportedOption",
              '%s: option "NonholonomicFcn" is not implemented for ensembles (Y0 with several columns): integrate the members one by one',
@@ -81,19 +89,12 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
 
   ## --- options (as ode45: a non-struct fourth argument is the first extra
   ## parameter) ---------------------------------------------------------------
-  ## a model with a separable H: "Explicit" unless the user gave it (before
-  ## the options are checked: CompensatedSummation needs it)
-  ## (not for g(q, p): its geometric RATTLE has no explicit scheme)
-  if (model && isfield (fcn, "separable") && isequal (fcn.separable, true)
-      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
-      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
-    if (isnumeric (opts) && isempty (opts))
-      opts = struct ("Explicit", "yes");
-    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
-      opts.Explicit = "yes";
-    endif
-  endif
   [o, opts, extra] = odepkg_parse_options (solver, opts, extra, n);
+  if (isfield (o, "Threads") && ! isempty (o.Threads))
+    error ("odepkg:invalidOption",
+           '%s: option "Threads" is for ensembles of a model (Y0 with one column per member, FCN a model of odepkg_model); a single trajectory runs on one thread',
+           solver);
+  endif
   ## a model: its kernels run in the compiled loop (fcn, the struct with the
   ## parameter values); fcn_m, o_m: handles on the kernels for what runs here
   ## (invariant monitoring, deval's projection)

@@ -102,6 +102,8 @@ function T = build ()
       "2, 4, 6, 8 or 10: the recommended composition of that order (McLachlan4, KahanLi6, KahanLi8, SofroniouSpaletta10)";
     "CompensatedSummation", "onoff", "off", {"odeSV", "odeVV"}, ...
       "sum the state updates with compensation (Kahan): round-off no longer random-walks over millions of fixed steps (odeSV with Explicit, odeVV)";
+    "Threads", "count", [], {"odeSE", "odeSV", "odeVV", "odeRATTLE"}, ...
+      "ensembles of a model (Y0 with K columns, FCN from odepkg_model): threads evaluating the members' kernels (default: the cores, at most one per 64 members); the results do not depend on it";
     "LieGroup", "special", [], {"odeRATTLie"}, "the configuration group: a name (\"SO3\", \"S3xR3\", ...) or a struct";
     "MassMatrix", "special", [], {"odeRATTLie"}, "the constant n-by-n mass matrix (default the identity)";
     "Q_DoFs", "special", [], spvi, "Legendre modes per step (2..30)";
