@@ -1201,13 +1201,22 @@ endfunction
 %!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
 %! ## Hénon–Heiles as an ensemble, one parameter value per member (a row of
 %! ## K values): native over the K columns = the vectorised handle, fixed
-%! ## and adaptive (common) steps, and order 6
+%! ## and adaptive (common) steps, and order 6.  The kernels' sums are
+%! ## ordered by SymPy, the handle's as written: f differs in its last bits,
+%! ## and the adaptive steps' sizes, each from an error estimate, carry that
+%! ## into the step sequence (at 1e-12 after 450 steps, growing): fixed
+%! ## steps step for step, adaptive ones to the tolerance at the end
 %! for oo = {odepkgset("TimeStepSize", 0.01), odepkgset("RelTol", 1e-8, "AbsTol", 1e-10), ...
 %!           odepkgset("TimeStepSize", 0.05, "Order", 6)}
 %!   [tn, yn] = odeSV (hh, [0 5], Y0, oo{1}, lam);
 %!   [th, yh] = odeSV (fhh, [0 5], Y0, odepkgset (oo{1}, "Explicit", "yes"), lam);
-%!   assert (tn, th, 1e-13);
-%!   assert (yn, yh, 1e-12);
+%!   if (isempty (oo{1}.TimeStepSize))
+%!     assert (abs (numel (tn) - numel (th)) <= 0.01 * numel (th));
+%!     assert (yn(end, :, :), yh(end, :, :), 1e-6);
+%!   else
+%!     assert (tn, th, 1e-13);
+%!     assert (yn, yh, 1e-12);
+%!   endif
 %! endfor
 %! ## member k alone (a single run with lam(k)) is column k of the ensemble
 %! [t1, y1] = odeSV (hh, [0 5], Y0(:, 7), odepkgset ("TimeStepSize", 0.01), lam(7));
