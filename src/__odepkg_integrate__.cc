@@ -19,6 +19,8 @@
 #include <octave/oct.h>
 #include <octave/quit.h>
 
+#include <sys/stat.h>
+
 #include <memory>
 #include <vector>
 
@@ -98,7 +100,15 @@ load_native_model (const octave_value& model, Settings& s, int n, const char* wh
                    who, s.fns.m, m);
   const NDArray par = mm.getfield ("par").array_value ();
   std::vector<double> p (par.data (), par.data () + par.numel ());
-  auto k = std::make_unique<NativeKernels> (mm.getfield ("file").string_value (), d, m, std::move (p));
+  // the driver reuses a prepared call (odepkg_driver's memo): the file is
+  // looked for here, on every call
+  const std::string file = mm.getfield ("file").string_value ();
+  struct stat st;
+  if (stat (file.c_str (), &st) != 0)
+    error_with_id ("odepkg:nativeModel",
+                   "%s: the model's kernels %s are gone (the cache was cleared?): build the model again with odepkg_model",
+                   who, file.c_str ());
+  auto k = std::make_unique<NativeKernels> (file, d, m, std::move (p));
   if (k->phase_space () != model_qp)
     error_with_id ("odepkg:nativeModel", "%s: the model's kernels take g(%s), the model says g(%s) (rebuild the model)",
                    who, k->phase_space () ? "q, p" : "q", model_qp ? "q, p" : "q");
