@@ -82,7 +82,9 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## --- options, model, time mode, output function: the same inputs (equal
   ## content, __odepkg_same__; y0 by its size only) give the same prepared
   ## call, so a loop of runs prepares it once (odepkg_prepare: about 0.3 ms
-  ## of a short run); a preparation that warned is made again each time
+  ## of a short run); a preparation that warned is made again each time.
+  ## The last four are kept (their inputs too, as shared values, not copies:
+  ## a large parameter or a handle's workspace stays alive until replaced).
   persistent recent = {};
   key = {solver, method, nout, fcn, tspan, opts, extra, n};
   P = [];
