@@ -309,6 +309,11 @@
 ## [t, y] = odeRATTLE (@@(t, y) [y(3:4); 0; -1], 0, y0 / norm (y0), opts);
 ## max (abs (sum (y.^2, 2) - 1))                   # round-off
 ## @end example
+## @strong{Models:} @var{fcn} may be a model of @code{odepkg_model} (H and g
+## written once, derivatives derived, C kernels compiled): the run then has
+## no interpreter between steps, its parameters are the extra arguments,
+## and in ensemble mode an extra argument with K columns gives one value per
+## member, the members running on the machine's cores (@qcode{"Threads"}).
 ## The vertical rolling disk, q = (x, y, phi, theta), x' = R cos(phi) theta',
 ## y' = R sin(phi) theta': the contact point runs on a circle of radius
 ## R theta'/phi':
@@ -1578,11 +1583,18 @@ endfunction
 %! ## every start whose closed form completes 10 steps is completed, on the
 %! ## branch the closed form follows (to 1e-10), never on another root; the
 %! ## sweep meets steps where the warm start reaches the other root.  The
-%! ## explicit path, the general path, and the sparse separable path (a
-%! ## sparse ConstraintGradFcn; its quadratic-T step from the ninth step on)
+%! ## explicit path, the general path, the sparse separable path (a
+%! ## sparse ConstraintGradFcn; its quadratic-T step from the ninth step on),
+%! ## and the geometric RATTLE with the sphere written as g(q, p) over
+%! ## Störmer-Verlet (RATTLE; its roots checked on z_1, the chord's part
+%! ## normal to {g = 0})
 %! kappa = 5; f = @(t, y) [y(4:6); 0; 0; kappa]; h = 0.25;
+%! qp = odepkgset ("ConstraintVariables", "qp", "ConstraintFcn", @(y) y(1:3)'*y(1:3) - 1,
+%!                 "ConstraintGradFcn", @(y) [2*y(1:3)', 0, 0, 0], "ConstraintsNb", 1,
+%!                 "ConstraintFlowFcn", @(y, s) [y(1:3); y(4:6) - 2*s*y(1:3)],
+%!                 "TimeStepSize", h, "BaseMethod", "stormer_verlet");
 %! paths = {sphere_opts("yes", h), sphere_opts("no", h), ...
-%!          odepkgset(sphere_opts("yes", h), "ConstraintGradFcn", @(q) sparse (2*q'))};
+%!          odepkgset(sphere_opts("yes", h), "ConstraintGradFcn", @(q) sparse (2*q')), qp};
 %! for k = 1:numel (paths)
 %!   randn ("state", 7);
 %!   ncf = 0; retried = 0;
@@ -1764,6 +1776,43 @@ endfunction
 %!   end_try_catch
 %! endfor
 
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
+%! ## an ensemble of a model (pendulums of lengths L(k), L a parameter of g):
+%! ## the native RATTLE over the members equals the vectorised handles step
+%! ## for step to round-off; odeSHAKE (members one after the other, each in
+%! ## the kernels with its own L) equals its handle run too
+%! pkg load symbolic
+%! dir = tempname ();
+%! unwind_protect
+%!   syms q1 q2 p1 p2 L real
+%!   m = odepkg_model ("H", (p1^2 + p2^2)/2 + q2, "q", [q1 q2], "p", [p1 p2], "g", q1^2 + q2^2 - L^2,
+%!                     "Parameters", L, "CacheDir", dir);
+%!   Ls = [0.5 1 2 1.5];  th = [0.3 1 2 2.5];
+%!   Y0 = [Ls .* sin(th); -Ls .* cos(th); zeros(2, 4)];
+%!   f = @(t, y, L) [y(3:4,:); zeros(1, columns (y)); -ones(1, columns (y))];
+%!   oh = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintsNb", 1,
+%!                   "ConstraintFcn", @(Q, L) sum (Q.^2, 1) - L.^2,
+%!                   "ConstraintGradFcn", @(Q, L) reshape (2 * Q, 1, 2, []));
+%!   [tn, yn] = odeRATTLE (m, [0 5], Y0, odepkgset ("TimeStepSize", 0.01), Ls);
+%!   [th, yh] = odeRATTLE (f, [0 5], Y0, oh, Ls);
+%!   assert (tn, th);
+%!   assert (yn, yh, 1e-12);
+%!   for k = 1:4
+%!     assert (sum (yn(:, 1:2, k).^2, 2), Ls(k)^2 * ones (numel (tn), 1), 1e-12);
+%!   endfor
+%!   [~, ys] = odeSHAKE (m, [0 1], Y0, odepkgset ("TimeStepSize", 0.01), Ls);
+%!   for k = 1:4
+%!     ok = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes", "ConstraintsNb", 1,
+%!                     "ConstraintFcn", @(q) q.' * q - Ls(k)^2, "ConstraintGradFcn", @(q) 2 * q.');
+%!     [~, yk] = odeSHAKE (@(t, y) [y(3:4); 0; -1], [0 1], Y0(:, k), ok);
+%!     assert (ys(:, :, k), yk, 1e-12);
+%!   endfor
+%! unwind_protect_cleanup
+%!   confirm_recursive_rmdir (false, "local");
+%!   if (exist (dir, "dir"))
+%!     rmdir (dir, "s");
+%!   endif
+%! end_unwind_protect
 ## --- nonholonomic constraints (NonholonomicFcn) ------------------------------
 ## vertical rolling disk q = (x, y, phi, theta), T = (m |v_xy|^2 + I phi'^2 + J theta'^2)/2:
 ## exact solution phi' = wp, theta' = wt constant, the contact point on a

@@ -83,6 +83,39 @@
 ## on the sparse path, which fail loudly if they do not contract),
 ## @qcode{"Order"}/@qcode{"Composition"}, events, @code{sol.lambda} and
 ## @code{deval} work on the sparse path.
+## @item @qcode{"NonholonomicFcn"}, @qcode{"NonholonomicsNb"}
+## Velocity constraints B_nh(q) v = 0 that are not derivatives of position
+## constraints (rolling without slipping): @code{B = fcn (q)}, k-by-n, on
+## the body velocities v, and k (k + m < n), alone or with ConstraintFcn;
+## any constant MassMatrix.  M v' = hat(v)' M v - f - B' lambda -
+## B_nh' mu.  The step imposes B_nh(q_n o exp(h W/2)) W = 0 in (A) (the
+## midpoint on the group, as the flat nonholonomic RATTLE of odeRATTLE) and
+## [B; B_nh](q1) v1 = 0 in (B): order 2, symmetric (time-reversible), so
+## the energy error stays bounded without drift, but @emph{not symplectic}
+## (nonholonomic systems are not Hamiltonian on the constraint
+## distribution).  B_nh v = 0 holds at every step to round-off.  Per step:
+## one fcn, one B_nh per Newton iteration plus one at the step's end, Phi
+## once per iteration and B twice.  @code{sol.mu} (k-by-numel (x)) holds
+## the multipliers mu at the output times, @code{sol.lambda} those of Phi
+## (empty without ConstraintFcn); inconsistent v0 is projected onto
+## [B; B_nh] v = 0 with a warning (@qcode{"InitialProjection"},
+## @qcode{"error"} to refuse); @code{sol.stats.nnonholevals} counts the
+## calls, @code{sol.stats.maxnonholresidual} is the largest |B_nh v|.  Dense
+## linear algebra only (a sparse ConstraintGradFcn is made dense).
+## Example (a disk of radius 1 rolling upright on the plane z = 0, "S3sdR3",
+## the axis body e3: the contact point x + R d_b has zero velocity,
+## U - hat(d_b) Omega = 0):
+## @example
+## sk = @@(w) [0, -w(3), w(2); w(3), 0, -w(1); -w(2), w(1), 0];
+## rot = @@(p) (p(1)^2 - p(2:4)'*p(2:4)) * eye (3) + 2*p(2:4)*p(2:4)' + 2*p(1)*sk(p(2:4));
+## db = @@(R) (-R(3,:)' + R(3,3) * [0; 0; 1]) / sqrt (1 - R(3,3)^2);
+## o = odepkgset ("LieGroup", "S3sdR3", "MassMatrix", blkdiag (diag ([15/4, 15/4, 15/2]), 15*eye (3)), ...
+##                "NonholonomicFcn", @@(q) [-sk(db(rot(q(1:4)))), eye(3)], "NonholonomicsNb", 3, ...
+##                "TimeStepSize", 0.01);
+## y0 = [0.5; 0.5; 0.5; 0.5; 0; 0; 1; 0; 15; 5; -5; 0; 0];   # upright, turning and rolling
+## sol = odeRATTLie (@@(t, y) [0; 0; 0; 15 * 9.81 * rot(y(1:4))(3,:)'], [0 2], y0, o);
+## sol.stats.maxnonholresidual                               # round-off
+## @end example
 ## @item @qcode{"TimeStepSize"}, @qcode{"TimeStepNumber"}, @qcode{"RelTol"}, @qcode{"AbsTol"}, @dots{}
 ## The time modes of the other solvers (see @code{odeSV}): fixed steps, or
 ## adaptive steps by step doubling (or @qcode{"StepControl"},
@@ -1186,3 +1219,116 @@ endfunction
 %!     assert (retried > 0 && other > 0);
 %!   endfor
 %! endfor
+
+## --- nonholonomic constraints (NonholonomicFcn) ------------------------------
+## The rolling disk on S3 x| R3 (Hante's rolling_disk): mass 15, radius 1,
+## J = diag (m/4, m/4, m/2) about the body axes (the disk's axis body e3),
+## gravity -g e_z, started upright (body e2 vertical, the axis along world x)
+## with Omega0 = (0, 15, 5).  Rolling without slipping: the contact point
+## x + r d (d the lowest direction of the rim) has zero velocity,
+## U - r hat(d_b) Omega = 0 with d_b = R'(-e_z + a_z a)/sqrt(1 - a_z^2),
+## a = R e3: either all three rows nonholonomic ("nh3"), or the height of
+## the contact point Phi = z - r sqrt(1 - a_z^2) holonomic and the two
+## horizontal rows (of R [-r hat(d_b), I]) nonholonomic ("mixed"); the
+## vertical row is Phi's derivative along the group.
+%!function [fcn, o, y0, E] = rd_setup (which, h)
+%!  m = 15;  r = 1;  g = 9.81;
+%!  M = blkdiag (diag ([m/4, m/4, m/2]), m * eye (3));
+%!  sk = @(w) [0, -w(3), w(2); w(3), 0, -w(1); -w(2), w(1), 0];
+%!  rot = @(p) (p(1)^2 - p(2:4)'*p(2:4)) * eye (3) + 2 * p(2:4) * p(2:4)' + 2 * p(1) * sk (p(2:4));
+%!  db = @(R) (-R(3,:)' + R(3,3) * [0; 0; 1]) / sqrt (1 - R(3,3)^2);
+%!  Cw = @(R) R * [-r * sk(db(R)), eye(3)];
+%!  fcn = @(t, y) [0; 0; 0; m * g * rot(y(1:4))(3,:)'];
+%!  if (strcmp (which, "nh3"))
+%!    o = odepkgset ("LieGroup", "S3sdR3", "MassMatrix", M,
+%!                   "NonholonomicFcn", @(q) [-r * sk(db(rot(q(1:4)))), eye(3)], "NonholonomicsNb", 3);
+%!  else
+%!    o = odepkgset ("LieGroup", "S3sdR3", "MassMatrix", M,
+%!                   "ConstraintFcn", @(q) q(7) - r * sqrt (1 - rot (q(1:4))(3,3)^2),
+%!                   "ConstraintGradFcn", @(q) Cw (rot (q(1:4)))(3,:), "ConstraintsNb", 1,
+%!                   "NonholonomicFcn", @(q) Cw (rot (q(1:4)))(1:2,:), "NonholonomicsNb", 2);
+%!  endif
+%!  o = odepkgset (o, "TimeStepSize", h);
+%!  p0 = [0.5; 0.5; 0.5; 0.5];    # R0 = [e_y, e_z, e_x]: a turn of 2 pi/3 about (1, 1, 1)
+%!  Om = [0; 15; 5];
+%!  y0 = [p0; 0; 0; r; Om; r * sk(-[0; 1; 0]) * Om];
+%!  E = @(y) 0.5 * sum (y(:, 8:13) .* (y(:, 8:13) * M), 2) + m * g * y(:, 7);
+%!endfunction
+
+%!test
+%! ## order 2 against a fine reference, both forms (t in [0, 2])
+%! for which = {"nh3", "mixed"}
+%!   [fcn, o, y0] = rd_setup (which{1}, 2^-11);
+%!   [~, yr] = odeRATTLie (fcn, [0 2], y0, o);
+%!   H = 2.^-(5:7);  err = zeros (size (H));
+%!   for i = 1:numel (H)
+%!     [~, y] = odeRATTLie (fcn, [0 2], y0, odepkgset (o, "TimeStepSize", H(i)));
+%!     err(i) = norm (y(end,5:13) - yr(end,5:13), Inf);
+%!   endfor
+%!   p = polyfit (log (H), log (err), 1);
+%!   assert (p(1) > 1.9 && p(1) < 2.3, "%s: fitted order %g", which{1}, p(1));
+%! endfor
+
+%!test
+%! ## the constraints at round-off at every step, sol.lambda and sol.mu at
+%! ## every output, the energy E = v'Mv/2 + m g z bounded without drift
+%! [fcn, o, y0, E] = rd_setup ("mixed", 2^-7);
+%! sol = odeRATTLie (fcn, [0 40], y0, o);
+%! y = sol.y.';  e = E (y);
+%! assert (size (sol.lambda), [1, numel(sol.x)]);
+%! assert (size (sol.mu), [2, numel(sol.x)]);
+%! assert (sol.stats.maxnonholresidual < 1e-13);
+%! assert (sol.stats.maxhiddenresidual < 1e-13);
+%! phi = arrayfun (@(j) abs (o.ConstraintFcn (sol.y(1:7,j))), 1:numel (sol.x));
+%! assert (max (phi) < 1e-13);
+%! assert (max (abs (sum (sol.y(1:4,:) .^ 2, 1) - 1)) < 1e-14);
+%! d2 = max (abs (e(sol.x <= 2) - e(1)));
+%! assert (max (abs (e - e(1))) < 1.2 * d2);     # no drift over 20 times the span
+%! assert (d2 / e(1) < 2e-3);
+
+%!test
+%! ## the holonomic constraint written in its velocity form (nh3) agrees
+%! ## with the holonomic run (mixed) to the methods' O(h^2)
+%! d = [];
+%! for h = [2^-7, 2^-8]
+%!   [fcn, o3, y0] = rd_setup ("nh3", h);   [~, y3] = odeRATTLie (fcn, [0 2], y0, o3);
+%!   [fcn, om, y0] = rd_setup ("mixed", h); [~, ym] = odeRATTLie (fcn, [0 2], y0, om);
+%!   d(end+1) = norm (y3(end,5:13) - ym(end,5:13), Inf);
+%! endfor
+%! assert (d(1) / d(2) > 3.5 && d(1) / d(2) < 4.5);
+
+%!test
+%! ## symmetric: forward then back to round-off
+%! for which = {"nh3", "mixed"}
+%!   [fcn, o, y0] = rd_setup (which{1}, 2^-6);
+%!   [~, y] = odeRATTLie (fcn, [0 0.25], y0, o);
+%!   [~, yb] = odeRATTLie (fcn, [0.25 0], y(end,:)', o);
+%!   assert (norm (yb(end,:)' - y0, Inf) < 1e-12);
+%! endfor
+
+%!test
+%! ## composed (Order 4), adaptive steps and deval run on the constraints
+%! [fcn, o, y0] = rd_setup ("nh3", 2^-6);
+%! s4 = odeRATTLie (fcn, [0 0.25], y0, odepkgset (o, "Order", 4));
+%! assert (s4.stats.maxnonholresidual < 1e-13);
+%! sa = odeRATTLie (fcn, [0 0.25], y0, odepkgset (o, "TimeStepSize", [], "RelTol", 1e-6));
+%! ya = deval (sa, 0.1);
+%! Bnh = o.NonholonomicFcn (ya(1:7));
+%! assert (norm (Bnh * ya(8:13), Inf) < 1e-12);
+
+%!warning <violate the velocity constraints>
+%! [fcn, o, y0] = rd_setup ("nh3", 2^-6);
+%! y0(11) += 0.1;
+%! [~, y] = odeRATTLie (fcn, [0 2^-5], y0, o);
+%! Bnh = o.NonholonomicFcn (y(end,1:7)');
+%! assert (norm (Bnh * y(end,8:13)', Inf) < 1e-13);
+%!error id=odepkg:inconsistentInitialData
+%! [fcn, o, y0] = rd_setup ("nh3", 2^-6);
+%! y0(11) += 0.1;
+%! odeRATTLie (fcn, [0 2^-5], y0, odepkgset (o, "InitialProjection", "error"));
+%!error <"NonholonomicsNb" \+ "ConstraintsNb" \(3 \+ 3\) must be smaller than the dimension of S3sdR3 \(6\)>
+%! [fcn, o, y0] = rd_setup ("nh3", 2^-6);
+%! odeRATTLie (fcn, [0 0.1], y0, odepkgset (o, "ConstraintFcn", @(q) q(5:7), "ConstraintsNb", 3));
+%!error id=odepkg:badFcnOutput
+%! [fcn, o, y0] = rd_setup ("nh3", 2^-6);
+%! odeRATTLie (fcn, [0 0.1], y0, odepkgset (o, "NonholonomicFcn", @(q) ones (3, 5)));

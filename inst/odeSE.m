@@ -54,6 +54,11 @@
 ## opts = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes");
 ## [t, y] = odeSE (f, [0 1 2 3], [1; 0], opts, 4, 1);   # output at t = 0:3
 ## @end example
+## @strong{Models:} @var{fcn} may be a model of @code{odepkg_model} (H
+## written once, derivatives derived, C kernels compiled): the run then has
+## no interpreter between steps, its parameters are the extra arguments,
+## and in ensemble mode an extra argument with K columns gives one value per
+## member, the members running on the machine's cores (@qcode{"Threads"}).
 ## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
 ## in one call, the user functions vectorised over the columns (column j is
 ## member j); with @qcode{"Explicit"}, @qcode{"yes"} the callbacks are called once per stage for all members.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},

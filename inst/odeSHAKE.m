@@ -86,6 +86,11 @@
 ## [t, y] = odeSHAKE (pendulum, 0, [1; 0; 0; 0], opts);
 ## max (abs (sum (y(:,1:2).^2, 2) - 1))            # round-off
 ## @end example
+## @strong{Models:} @var{fcn} may be a model of @code{odepkg_model} (H and g
+## written once, derivatives derived, C kernels compiled): the run then has
+## no interpreter between steps, its parameters are the extra arguments,
+## and in ensemble mode an extra argument with K columns gives one value per
+## member (the members run one after the other, each in the kernels).
 ## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
 ## in one call, the user functions vectorised over the columns (column j is
 ## member j); the members run one after the other in the same call.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},

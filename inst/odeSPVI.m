@@ -80,6 +80,12 @@
 ## [t, y] = odeSPVI (f, 0, [1; 0], opts);
 ## max (abs (y(:,2).^2/2 - cos (y(:,1)) + cos (1)))   # bounded energy error
 ## @end example
+## @strong{Models:} @var{fcn} may be a model of @code{odepkg_model} (H
+## written once, derivatives derived, C kernels compiled): the run then has
+## no interpreter between steps (the Hessians of the quasi-Newton Jacobian
+## are its exact derived ones), its parameters are the extra arguments,
+## and in ensemble mode an extra argument with K columns gives one value per
+## member (the members run one after the other, each in the kernels).
 ## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
 ## in one call, the user functions vectorised over the columns (column j is
 ## member j); the members run one after the other in the same call.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
@@ -284,3 +290,30 @@ endfunction
 %! assert (sol.stats.nfailedsolves, 0);
 %! assert (sol.stats.nfailed < sol.stats.nsteps / 2);
 %! assert (max (abs (H (sol.y) - H (sol.y(:, 1)))) < 1e-5);
+
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
+%! ## a model of odepkg_model (the pendulum, w^2 a parameter): the native
+%! ## run equals the handle run with the hand-written Hessian, step for step
+%! ## to round-off, fixed and adaptive steps; energy error bounded
+%! pkg load symbolic
+%! dir = tempname ();
+%! unwind_protect
+%!   syms q p w2 real
+%!   m = odepkg_model ("H", p^2/2 - w2 * cos (q), "q", q, "p", p, "Parameters", w2, "CacheDir", dir);
+%!   f = @(t, y, w2) [y(2); -w2 * sin(y(1))];
+%!   hess = @(t, y, w2) [w2 * cos(y(1)), 0; 0, 1];
+%!   y0 = [2; 0];
+%!   for o = {odepkgset("TimeStepSize", 0.1, "Q_DoFs", 4), odepkgset("RelTol", 1e-8, "AbsTol", 1e-10)}
+%!     [tn, yn] = odeSPVI (m, [0 10], y0, o{1}, 4);
+%!     [th, yh] = odeSPVI (f, [0 10], y0, odepkgset (o{1}, "HamiltonianHessFcn", hess), 4);
+%!     assert (tn, th, 1e-12);
+%!     assert (yn, yh, 1e-11);
+%!     E = yn(:,2).^2 / 2 - 4 * cos (yn(:,1));
+%!     assert (max (abs (E - E(1))) < 1e-5);
+%!   endfor
+%! unwind_protect_cleanup
+%!   confirm_recursive_rmdir (false, "local");
+%!   if (exist (dir, "dir"))
+%!     rmdir (dir, "s");
+%!   endif
+%! end_unwind_protect

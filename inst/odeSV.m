@@ -146,6 +146,11 @@
 ## H = sum (y(:,3:4).^2, 2) / 2 - 1 ./ sqrt (sum (y(:,1:2).^2, 2));
 ## max (abs (H - H(1)))   # bounded, no drift
 ## @end example
+## @strong{Models:} @var{fcn} may be a model of @code{odepkg_model} (H
+## written once, derivatives derived, C kernels compiled): the run then has
+## no interpreter between steps, its parameters are the extra arguments,
+## and in ensemble mode an extra argument with K columns gives one value per
+## member, the members running on the machine's cores (@qcode{"Threads"}).
 ## @strong{Ensembles:} a @var{y0} with K columns integrates K trajectories
 ## in one call, the user functions vectorised over the columns (column j is
 ## member j); with @qcode{"Explicit"}, @qcode{"yes"} the callbacks are called once per stage for all members.  @var{y} is then N-by-n-by-K.  See @code{help odepkg},
@@ -1202,3 +1207,88 @@ endfunction
 %!   [~, id] = lastwarn ();
 %!   assert (id, "odepkg:relTolTooSmall");
 %! endfor
+
+## Models of odepkg_model (octave-symbolic and a C compiler needed): the
+## native run equals the function-handle run with hand-written derivatives,
+## step for step, to round-off
+%!shared have, dir, hh, fhh, Y0, lam, kepler, fk
+%! have = ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))));
+%! dir = tempname ();
+%! ## Hénon–Heiles with the cubic's strength lam a parameter, member by member
+%! fhh = @(t, Y, lam) [Y(3:4,:); -Y(1,:) - 2 * lam .* Y(1,:) .* Y(2,:); -Y(2,:) - lam .* (Y(1,:).^2 - Y(2,:).^2)];
+%! K = 40;  lam = linspace (0.5, 1.5, K);
+%! Y0 = [0.1 * cos(1:K); 0.1 * sin(1:K); 0.3 * ones(1, K); 0.05 * cos(2:K+1)];
+%! fk = @(t, y) [y(3:4); -y(1:2) / norm(y(1:2))^3];
+%! hh = kepler = [];
+%! if (have)
+%!   pkg load symbolic
+%!   syms q1 q2 p1 p2 l real
+%!   hh = odepkg_model ("H", (p1^2 + p2^2)/2 + (q1^2 + q2^2)/2 + l * (q1^2*q2 - q2^3/3), "q", [q1 q2],
+%!                      "p", [p1 p2], "Parameters", l, "CacheDir", dir);
+%!   kepler = odepkg_model ("H", (p1^2 + p2^2)/2 - 1/sqrt (q1^2 + q2^2), "q", [q1 q2], "p", [p1 p2],
+%!                          "CacheDir", dir);
+%! endif
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
+%! ## Hénon–Heiles as an ensemble, one parameter value per member (a row of
+%! ## K values): native over the K columns = the vectorised handle, fixed
+%! ## and adaptive (common) steps, and order 6
+%! for oo = {odepkgset("TimeStepSize", 0.01), odepkgset("RelTol", 1e-8, "AbsTol", 1e-10), ...
+%!           odepkgset("TimeStepSize", 0.05, "Order", 6)}
+%!   [tn, yn] = odeSV (hh, [0 5], Y0, oo{1}, lam);
+%!   [th, yh] = odeSV (fhh, [0 5], Y0, odepkgset (oo{1}, "Explicit", "yes"), lam);
+%!   assert (tn, th, 1e-13);
+%!   assert (yn, yh, 1e-12);
+%! endfor
+%! ## member k alone (a single run with lam(k)) is column k of the ensemble
+%! [t1, y1] = odeSV (hh, [0 5], Y0(:, 7), odepkgset ("TimeStepSize", 0.01), lam(7));
+%! [tn, yn] = odeSV (hh, [0 5], Y0, odepkgset ("TimeStepSize", 0.01), lam);
+%! assert (yn(:, :, 7), y1, 1e-13);
+%! ## a shared value (scalar) for all members
+%! [~, ys] = odeSV (hh, [0 1], Y0, odepkgset ("TimeStepSize", 0.01), 0.8);
+%! [~, yh] = odeSV (fhh, [0 1], Y0, odepkgset ("TimeStepSize", 0.01, "Explicit", "yes"), 0.8);
+%! assert (ys, yh, 1e-13);
+%! ## odeSE and odeVV too (Hénon–Heiles has T = |p|^2/2: v = p)
+%! [~, yn] = odeSE (hh, [0 1], Y0, odepkgset ("TimeStepSize", 0.01), lam);
+%! [~, yh] = odeSE (fhh, [0 1], Y0, odepkgset ("TimeStepSize", 0.01, "Explicit", "yes"), lam);
+%! assert (yn, yh, 1e-13);
+%! [~, yn] = odeVV (hh, [0 1], Y0, odepkgset ("TimeStepSize", 0.01), lam);
+%! [~, yh] = odeVV (fhh, [0 1], Y0, odepkgset ("TimeStepSize", 0.01), lam);
+%! assert (yn, yh, 1e-13);
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
+%! ## the threads ("Threads") change nothing: bit for bit, K = 301 members
+%! K = 301;  Y = [0.1 * cos(1:K); 0.1 * sin(1:K); 0.3 * ones(1, K); 0.05 * cos(2:K+1)];
+%! l = linspace (0.5, 1.5, K);
+%! o = odepkgset ("TimeStepSize", 0.01);
+%! s1 = odeSV (hh, [0 2], Y, odepkgset (o, "Threads", 1), l);
+%! for th = [2 3]
+%!   s = odeSV (hh, [0 2], Y, odepkgset (o, "Threads", th), l);
+%!   assert (s.stats.threads, th);
+%!   assert (s.y, s1.y, 0);
+%! endfor
+%! assert (s1.stats.threads, 1);
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
+%! ## StepControl "reversible" with a model: the native run is the handle's
+%! ## (Kepler, e = 0.5, two periods: the same steps; times and states agree
+%! ## to the round-off of the forces, grown by Kepler's shear along the orbit)
+%! y0 = [0.5; 0; 0; sqrt(3)];
+%! o = odepkgset ("StepControl", "reversible", "RelTol", 1e-6, "AbsTol", 1e-6);
+%! sn = odeSV (kepler, [0 4*pi], y0, o);
+%! sh = odeSV (fk, [0 4*pi], y0, odepkgset (o, "Explicit", "yes"));
+%! assert (sn.stats.nsteps, sh.stats.nsteps);
+%! assert (sn.x, sh.x, 1e-10);
+%! assert (sn.y, sh.y, 1e-9);
+%! assert (sn.stepdensity.rho, sh.stepdensity.rho, 1e-9);
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
+%! ## bad input in ensemble mode: the parameter count per member; Threads
+%! ## for a single run, a handle, or a bad value
+%! o = odepkgset ("TimeStepSize", 0.1);
+%! fail ('odeSV (hh, [0 1], Y0, o, [lam; lam])', "got 2 value\\(s\\) per member");
+%! fail ('odeSV (hh, [0 1], Y0, o)', "got 0 value");
+%! fail ('odeSV (hh, [0 1], Y0(:, 1), odepkgset (o, "Threads", 2), 1)', '"Threads" is for ensembles of a model');
+%! fail ('odeSV (fhh, [0 1], Y0, odepkgset (o, "Explicit", "yes", "Threads", 2), lam)', "a function handle runs on the interpreter");
+%! fail ('odeSV (hh, [0 1], Y0, odepkgset (o, "Threads", 0), lam)', "Threads");
+%!test
+%! if (exist (dir, "dir"))
+%!   confirm_recursive_rmdir (false, "local");
+%!   rmdir (dir, "s");
+%! endif

@@ -50,6 +50,16 @@
 ## underflow, non-finite values), the solution computed so far is returned
 ## with a warning @code{odepkg:integrationFailed} naming t and the cause.
 ##
+## @var{fcn} may be a model of @code{odepkg_model} whose kinetic energy is
+## quadratic, H = p'' M^-1 p / 2 + V(q) with M constant (the model's flag
+## @code{quadratic_kinetic}; another H is the error
+## @code{odepkg:kineticNotQuadratic}): the state is then [q; v] with the
+## velocities v = dq/dt = M^-1 p, not the momenta, and a = M^-1 (-dV/dq)
+## runs in the model's compiled kernels (for M = I, v = p).  Its parameters
+## are the extra arguments; in ensemble mode an extra argument with K columns
+## gives one value per member (a mass per member, say), the members running
+## on the machine's cores (@qcode{"Threads"}).
+##
 ## Example:
 ## @example
 ## sol = odeVV (@@(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3], [0 10], [1; 0; 0; 1]);
@@ -307,3 +317,50 @@ endfunction
 %! axis ([0 100 1e-10 1]);  xlabel ("t");  ylabel ("|H - H_0|");  title ("energy error");
 %! text (3, 3e-4, sprintf ("odeVV, h = 0.1: %d calls of f", sol.stats.nfevals), "color", blue);
 %! text (20, 2e-3, sprintf ("ode45, default tolerances: %d calls of f", s45.stats.nfevals), "color", red);
+
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
+%! ## a model of odepkg_model: the state is [q; v], v = M^-1 p.  Kepler
+%! ## (M = I): the native run equals the handle run step for step to
+%! ## round-off (fixed steps, Order 4, StepControl "reversible"); a mass
+%! ## m as a parameter, H = p^2/(2 m) + k q^2/2 (v = p/m, a = -k q/m): the
+%! ## handle [v; -k q/m]; T not quadratic (H = p^4/4 + q^2/2) refused
+%! pkg load symbolic
+%! dir = tempname ();
+%! unwind_protect
+%!   syms q1 q2 p1 p2 q p mass k real
+%!   kep = odepkg_model ("H", (p1^2 + p2^2)/2 - 1/sqrt (q1^2 + q2^2), "q", [q1 q2], "p", [p1 p2], "CacheDir", dir);
+%!   fk = @(t, x) [x(3:4); -x(1:2) / norm(x(1:2))^3];
+%!   y0 = [0.5; 0; 0; sqrt(3)];
+%!   for o = {odepkgset("TimeStepSize", 0.01), odepkgset("TimeStepSize", 0.05, "Order", 4)}
+%!     [tn, yn] = odeVV (kep, [0 10], y0, o{1});
+%!     [th, yh] = odeVV (fk, [0 10], y0, o{1});
+%!     assert (tn, th);
+%!     assert (yn, yh, 1e-11);
+%!   endfor
+%!   o = odepkgset ("StepControl", "reversible", "RelTol", 1e-6, "AbsTol", 1e-6);
+%!   sn = odeVV (kep, [0 4*pi], y0, o);
+%!   sh = odeVV (fk, [0 4*pi], y0, o);
+%!   assert (sn.stats.nsteps, sh.stats.nsteps);
+%!   assert (sn.y, sh.y, 1e-10);
+%!   osc = odepkg_model ("H", p^2/(2*mass) + k*q^2/2, "q", q, "p", p, "Parameters", [mass k], "CacheDir", dir);
+%!   assert (osc.quadratic_kinetic);
+%!   [t, yn] = odeVV (osc, [0 10], [1; 0], odepkgset ("TimeStepSize", 0.01), 2, 8);
+%!   [~, yh] = odeVV (@(t, x, m, k) [x(2); -k * x(1) / m], [0 10], [1; 0], odepkgset ("TimeStepSize", 0.01), 2, 8);
+%!   assert (yn, yh, 1e-13);
+%!   assert (yn(:, 1), cos (2 * t), 1e-3);          # omega^2 = k/m = 4
+%!   assert (yn(:, 2), -2 * sin (2 * t), 2e-3);     # v, not p = m v
+%!   ## an ensemble, one mass per member (M^-1 per member): the vectorised handle
+%!   ms = [1 2 4 0.5];
+%!   [~, yn] = odeVV (osc, [0 5], [1 0 0.5 1; 0 1 0 -1], odepkgset ("TimeStepSize", 0.01), ms, 8);
+%!   [~, yh] = odeVV (@(t, x, m, k) [x(2,:); -k * x(1,:) ./ m], [0 5], [1 0 0.5 1; 0 1 0 -1],
+%!                    odepkgset ("TimeStepSize", 0.01), ms, 8);
+%!   assert (yn, yh, 1e-13);
+%!   quart = odepkg_model ("H", p^4/4 + q^2/2, "q", q, "p", p, "CacheDir", dir);
+%!   assert (! quart.quadratic_kinetic);
+%!   fail ('odeVV (quart, [0 1], [1; 0], odepkgset ("TimeStepSize", 0.1))', "kinetic energy is quadratic");
+%! unwind_protect_cleanup
+%!   confirm_recursive_rmdir (false, "local");
+%!   if (exist (dir, "dir"))
+%!     rmdir (dir, "s");
+%!   endif
+%! end_unwind_protect

@@ -120,6 +120,13 @@
 ## microseconds in the interpreter) is shared by the K members
 ## (@file{doc/ensembles.md}; @code{demo odeSV 3} integrates 174 orbits in one
 ## ensemble call).
+## With a model of @code{odepkg_model} in place of fcn, the members run in
+## the model's compiled kernels (no interpreter between steps), member k with
+## its own parameter values: an extra argument with K columns gives one
+## column per member (@code{odeSV (model, tspan, Y0, opts, lambda)} with
+## @code{lambda} 1-by-K), any other is shared; the members' kernels are
+## evaluated on the machine's cores (@qcode{"Threads"}; the results do not
+## depend on the number of threads).
 ## Every other scheme runs the members one after the other in the same call
 ## (adaptive steps then need common output times, @var{tspan} with more than
 ## two times, and the @qcode{"OutputFcn"} is refused).

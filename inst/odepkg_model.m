@@ -80,8 +80,17 @@
 ## *out)}, y = q (or [q; p]), and write m values or the values on patterns
 ## 1 and 2.
 ##
-## @var{model} is a struct that @code{odeSE}, @code{odeSV}, @code{odeRATTLE}
-## and @code{odeSHAKE} take in place of the function F; its fields show
+## @var{model} is a struct that @code{odeSE}, @code{odeSV}, @code{odeVV},
+## @code{odeRATTLE}, @code{odeSHAKE} and @code{odeSPVI} take in place of the
+## function F (compositions, @qcode{"StepControl"} @qcode{"reversible"} and
+## ensembles included: a @var{y0} with K columns runs the K members in the
+## kernels, on the machine's cores, an extra argument with K columns giving
+## one parameter value per member).  @code{odeVV} needs a quadratic kinetic
+## energy, T = p'' M^-1 p / 2 with M constant: its state is then [q; v] with
+## the velocities v = M^-1 p, and y returns [q, v].  The stepper functions
+## (@code{stormer_verlet}, @dots{}, @code{rattle}) take it as F, its
+## parameter values in @var{options}.funarguments; @code{odeRATTLie} does
+## not take a model yet (an @code{odepkg:invalidInput} error says so).  Its fields show
 ## the derived expressions (@code{f}, @code{g}, @code{G}: at most 200 of each), the patterns'
 ## nonzeros (@code{nnz}) and flags (@code{separable},
 ## @code{quadratic_kinetic}, @code{constraint_variables}).  @var{info} tells
@@ -606,14 +615,90 @@ endfunction
 %!   assert (err.identifier, "odepkg:unknownSymbol");
 %! end_try_catch
 %! fail ('odeRATTLE (kepler, [0 1], y0, o)', "no constraints");
-%! fail ('odeVV (kepler, [0 1], y0, o)', "does not take a model");
+%! fail ('odeVV (kepler, [0 1], y0, odepkgset (o, "Explicit", "yes"))', 'option "Explicit" is not used by odeVV');
 %! fail ('odeSV (kepler, [0 1], [1; 0], o)', "2 d = 4 elements");
-%! fail ('odeSV (kepler, [0 1], [y0, y0], o)', "ensembles");
+%! fail ('odeSV (kepler, [0 1], [y0, y0], o, 1)', "in ensemble mode an argument with K = 2 columns");
 %! m = odepkg_model ("H", (p1^2 + p2^2)/2 + q2, "q", [q1 q2], "p", [p1 p2], "g", q1^2 + q2^2 - 1, "CacheDir", dir);
 %! fail ('odeSV (m, [0 1], [1; 0; 0; 0], o)', "use odeRATTLE");
 %! fail ('odeRATTLE (m, [0 1], [1; 0; 0; 0], odepkgset (o, "ConstraintFcn", @(q) q.''*q - 1, "ConstraintsNb", 1))', "gives H and g itself");
 %! mm = m;  mm.file = fullfile (dir, "none.so");
 %! fail ('odeRATTLE (mm, [0 1], [1; 0; 0; 0], o)', "are gone");
+
+%!function o = handle_opts (s)
+%!  o = struct ();
+%!  if (! strcmp (s, "velocity_verlet"))
+%!    o.Explicit = "yes";
+%!  endif
+%!endfunction
+%!function H = kepler_hess (y)
+%!  r = norm (y(1:2));
+%!  H = blkdiag (eye (2) / r^3 - 3 * y(1:2) * y(1:2).' / r^5, eye (2));
+%!endfunction
+## the stepper functions take a model where they take F (parameters in
+## options.funarguments): one step equals the handle's, to round-off
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
+%! x = [0.5; 0.1; -0.2; 1.6];
+%! for s = {"stormer_verlet", "symplectic_euler", "velocity_verlet"}
+%!   st = str2func (s{1});
+%!   [t1, xn, xe, k] = st (kepler, 0, x, 0.01);
+%!   [t2, xh, xhe, kh] = st (fk, 0, x, 0.01, handle_opts (s{1}));
+%!   assert (t1, t2);
+%!   assert ([xn, xe], [xh, xhe], 1e-14);
+%!   assert (k, kh, 1e-14);
+%! endfor
+%! [~, xn] = spectral_var_int (kepler, 0, x, 0.1);
+%! [~, xh] = spectral_var_int (fk, 0, x, 0.1, odepkgset ("HamiltonianHessFcn", @(t, y) kepler_hess (y)));
+%! assert (xn, xh, 1e-12);
+%! syms q1 q2 p1 p2 L real
+%! m = odepkg_model ("H", (p1^2 + p2^2)/2 + q2, "q", [q1 q2], "p", [p1 p2], "g", q1^2 + q2^2 - L^2,
+%!                   "Parameters", L, "CacheDir", dir);
+%! x0 = 2 * [sin(1); -cos(1); 0; 0];
+%! [~, xn] = rattle (m, 0, x0, 0.05, struct ("funarguments", {{2}}));
+%! oh = odepkgset ("ConstraintFcn", @(q) q.' * q - 4, "ConstraintGradFcn", @(q) 2 * q.', "ConstraintsNb", 1,
+%!                 "Explicit", "yes");
+%! [~, xh] = rattle (@(t, y) [y(3:4); 0; -1], 0, x0, 0.05, oh);
+%! assert (xn, xh, 1e-14);
+%! assert (xn(1:2).' * xn(1:2), 4, 1e-13);
+%! fail ('rattle (m, 0, x0, 0.05)', "1 parameter\\(s\\): give their values as options.funarguments");
+%! fail ('stormer_verlet (m, 0, x0, 0.05, struct ("funarguments", {{2}}))', "use rattle");
+
+## Ctrl-C during a long native run: a child Octave integrates Kepler from
+## the model for 10^9 steps (minutes); SIGINT one second after the run
+## started stops it (its unwind_protect cleanup runs) within a second
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC")))) && isunix () && ! isempty (file_in_path (getenv ("PATH"), "octave-cli"))
+%! f = [tempname() ".mat"];  started = [tempname() ".started"];  stopped = [tempname() ".stopped"];
+%! save ("-binary", f, "kepler");
+%! code = sprintf (["addpath ('%s'); addpath ('%s'); load ('%s'); fclose (fopen ('%s', 'w')); unwind_protect; " ...
+%!                  "odeSV (kepler, [0 5e5 1e6], [0.5; 0; 0; sqrt(3)], odepkgset ('TimeStepSize', 1e-3)); " ...
+%!                  "unwind_protect_cleanup; fclose (fopen ('%s', 'w')); end_unwind_protect"],
+%!                 fileparts (which ("odeSV")), fileparts (which ("__odepkg_integrate__")), f, started, stopped);
+%! [~, pid] = system (sprintf ('octave-cli --norc --eval "%s" > /dev/null 2>&1 & echo $!', code));
+%! pid = strtrim (pid);
+%! unwind_protect
+%!   for i = 1:600
+%!     if (exist (started, "file"))
+%!       break;
+%!     endif
+%!     pause (0.1);
+%!   endfor
+%!   assert (exist (started, "file") == 2);
+%!   pause (1);
+%!   assert (! exist (stopped, "file"));      # still running
+%!   t0 = tic ();
+%!   system (["kill -INT " pid]);
+%!   while (! exist (stopped, "file") && toc (t0) < 10)
+%!     pause (0.01);
+%!   endwhile
+%!   assert (toc (t0) < 1);
+%! unwind_protect_cleanup
+%!   system (["kill -KILL " pid " 2> /dev/null"]);
+%!   unlink (f);
+%!   [~] = unlink (started);
+%!   [~] = unlink (stopped);
+%! end_unwind_protect
+
+## not yet taken: odeRATTLie refuses a model by name
+%!error <odeRATTLie: does not take a model of odepkg_model yet> odeRATTLie (struct ("odepkg_model", 1), [0 1], [1; 0; 0; 0], odepkgset ("LieGroup", "Rn"))
 
 ## derived derivatives against closed forms, with their sparsity patterns:
 ## a planar double pendulum (two unit links, q = [x1 x2 y1 y2]), G (2-by-4),

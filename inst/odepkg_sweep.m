@@ -105,6 +105,12 @@
 ## @dots{})} would make it.
 ## @end table
 ##
+## @var{fcn} may be a model of @code{odepkg_model}: each chunk then runs
+## natively, and @qcode{"MemberParameters"} carries the model's parameter
+## values, one column per member, split with the members.  Its compiled
+## kernels are a file in the per-user cache: remote servers need the same
+## file at the same path (a shared home, or the model built there).
+##
 ## Errors in a worker are raised here with their identifier, prefixed with
 ## the members (or parameters) of the chunk.  Random numbers drawn in the
 ## workers differ between runs: draw them beforehand and pass them in.
@@ -162,7 +168,9 @@ function varargout = odepkg_sweep (varargin)
   if (nargin < 2)
     print_usage ();
   endif
-  if (is_function_handle (varargin{2}) || ischar (varargin{2}))
+  ## the ensemble form: FCN a function (handle or name) or a model of odepkg_model
+  model = isstruct (varargin{2}) && isscalar (varargin{2}) && isfield (varargin{2}, "odepkg_model");
+  if (is_function_handle (varargin{2}) || ischar (varargin{2}) || model)
     if (nargin < 4)
       print_usage ();
     endif
@@ -1196,3 +1204,25 @@ endfunction
 %!   assert (err.identifier, "my:id");
 %!   assert (err.message, "odepkg_sweep: parameter 1: failed at 5");
 %! end_try_catch
+
+%!testif ; ! isempty (pkg ("list", "symbolic")) && ! isempty (file_in_path (getenv ("PATH"), strtok (mkoctfile ("-p", "CC"))))
+%! ## a model of odepkg_model in the ensemble form, its parameter one value
+%! ## per member in "MemberParameters": the chunks joined equal the one
+%! ## native ensemble call, bit for bit
+%! pkg load symbolic
+%! dir = tempname ();
+%! unwind_protect
+%!   syms q p k real
+%!   osc = odepkg_model ("H", p^2/2 + k*q^2/2, "q", q, "p", p, "Parameters", k, "CacheDir", dir);
+%!   K = 7;  kk = 1:K;  Y0 = [ones(1, K); zeros(1, K)];
+%!   o = odepkgset ("TimeStepSize", 0.01);
+%!   sol = odepkg_sweep (@odeSV, osc, [0 2], Y0, o, "Workers", 1, "Chunks", 3, "MemberParameters", kk);
+%!   one = odeSV (osc, [0 2], Y0, o, kk);
+%!   assert (sol.y, one.y, 0);
+%!   assert (squeeze (sol.y(1, end, :)).', cos (sqrt (kk) * 2), 1e-3);
+%! unwind_protect_cleanup
+%!   confirm_recursive_rmdir (false, "local");
+%!   if (exist (dir, "dir"))
+%!     rmdir (dir, "s");
+%!   endif
+%! end_unwind_protect

@@ -80,7 +80,9 @@
 ## @code{A = fcn (q)}, k-by-d, and k (k + m < d).  With or without the
 ## holonomic ConstraintFcn; H must be separable.  The multipliers mu of
 ## p' = -H_q - G' lambda - A' mu are @code{sol.mu} with
-## @qcode{"MonitorMultipliers"} @qcode{"on"}.
+## @qcode{"MonitorMultipliers"} @qcode{"on"}.  odeRATTLie: B_nh(q) v = 0
+## on the body velocities, @code{B = fcn (q)} k-by-n (k + m < n, the
+## group's dimension); @code{sol.mu} always.
 ## @item @qcode{"ConstraintVariables"}
 ## @qcode{"q"} (default): the constraint functions take q; @qcode{"qp"}: they
 ## take the whole state y = [q; p] (coisotropic constraints g(q, p) = 0,
@@ -103,6 +105,14 @@
 ## @qcode{"KahanLi6"}, @qcode{"McLachlan8"}, @qcode{"KahanLi8"},
 ## @qcode{"SofroniouSpaletta10"}), or an order 2, 4, 6, 8, 10 for the
 ## recommended table of that order.
+## @item @qcode{"Threads"}
+## odeSE, odeSV, odeVV, odeRATTLE: ensembles of a model of
+## @code{odepkg_model} (@var{y0} with K columns): the number of threads
+## evaluating the members' compiled kernels, which need no interpreter.
+## Default: the machine's cores, at most one thread per 64 members.  The
+## results do not depend on it (each member is computed by the same code
+## whatever thread runs it).  Refused for a single trajectory, a function
+## handle, and the schemes that run the members one after the other.
 ## @item @qcode{"CompensatedSummation"}
 ## odeSV (with @qcode{"Explicit"}), odeVV: @qcode{"on"} sums the state
 ## updates q_@{n+1@} = q_n + dq, p_@{n+1@} = p_n + dp with a compensation

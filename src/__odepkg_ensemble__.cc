@@ -4,6 +4,7 @@
 #include "EigenConfig.hpp"
 #include "binding/Conversions.h"
 #include "binding/ErrorGuard.h"
+#include "binding/NativeModel.h"
 #include "binding/OctaveEnsemble.h"
 #include "binding/OutputGuard.h"
 #include "binding/Settings.h"
@@ -150,8 +151,9 @@ Called by the odepkg solvers when Y0 has several columns.\n\
     if (! args(0).is_string ())
       error_with_id ("odepkg:invalidInput", "%s: METHOD must be a string", who);
     const std::string method = args(0).string_value ();
-    if (! args(1).is_function_handle ())
-      error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle", who);
+    const bool native = is_native_model (args(1));
+    if (! native && ! args(1).is_function_handle ())
+      error_with_id ("odepkg:invalidInput", "%s: FCN must be a function handle or a model of odepkg_model", who);
     const Vec times = read_times (args(2), who);
     if (! args(3).isnumeric () || ! args(3).isreal () || args(3).ndims () != 2 || args(3).isempty ()
         || args(3).rows () % 2 != 0)
@@ -170,7 +172,21 @@ Called by the odepkg solvers when Y0 has several columns.\n\
     if (! args(5).iscell ())
       error_with_id ("odepkg:invalidInput", "%s: EXTRA must be a cell", who);
     const octave_value_list extra (args(5).cell_value ());
-    const Settings s = read_settings (args(4), who, n);
+    Settings s = read_settings (args(4), who, n);
+    // a model: its kernels over the K members, each with its own column of
+    // parameters, f on the machine's cores (option "Threads")
+    NativeModelFields model;
+    if (native)
+      {
+        model = read_native_model (args(1), who);
+        if (2 * model.d != n)
+          error_with_id ("odepkg:invalidInput", "%s: Y0 must have 2 d = %d rows for this model (got %d)",
+                         who, 2 * model.d, n);
+        if (model.par.cols () != K)
+          error_with_id ("odepkg:invalidInput", "%s: the model's parameters must have one column per member (%d)",
+                         who, K);
+        s.fns.m = model.m;
+      }
 
     // Which schemes have a batched form; anything else runs member by member.
     const bool no_hessians = ! s.fns.hessian.is_defined () && ! s.fns.GH.is_defined ();
@@ -190,8 +206,22 @@ Called by the odepkg solvers when Y0 has several columns.\n\
     if (! batched)
       return fallback;
 
-    OctaveEnsembleProblem op (args(1), s.fns.g, s.fns.G, method == "rattle" ? s.fns.m : 0, d, K, extra, who);
-    EnsembleProblem& problem = op.problem ();
+    std::unique_ptr<OctaveEnsembleProblem> op;
+    std::unique_ptr<NativeEnsemble> kernels;
+    std::unique_ptr<EnsembleProblem> native_problem;
+    if (native)
+      {
+        kernels = std::make_unique<NativeEnsemble> (model, method == "velocity_verlet", times(0), X0,
+                                                    ensemble_threads (args(4), K, who));
+        native_problem = std::make_unique<EnsembleProblem> (d, K, kernels->field ());
+        kernels->attach_member_field (*native_problem);
+        if (method == "rattle")
+          native_problem->set_constraints (model.m, kernels->constraint (), kernels->constraint_grad ());
+      }
+    else
+      op = std::make_unique<OctaveEnsembleProblem> (args(1), s.fns.g, s.fns.G, method == "rattle" ? s.fns.m : 0,
+                                                    d, K, extra, who);
+    EnsembleProblem& problem = native ? *native_problem : op->problem ();
     std::unique_ptr<EnsembleMethod> base;
     if (method == "rattle")
       {
@@ -272,6 +302,8 @@ Called by the odepkg solvers when Y0 has several columns.\n\
     r(0) = out.times ();
     r(1) = out.states ();
     octave_scalar_map st = ensemble_stats (problem.stats (), K);
+    if (kernels)
+      st.assign ("threads", static_cast<double> (kernels->threads ()));
     r(2) = st;
     r(3) = status;
     r(4) = msg;

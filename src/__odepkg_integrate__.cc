@@ -5,6 +5,7 @@
 #include "binding/ErrorGuard.h"
 #include "binding/EventCallback.h"
 #include "binding/FirstStepAdvice.h"
+#include "binding/NativeModel.h"
 #include "binding/OctaveCallbacks.h"
 #include "binding/OutputCollector.h"
 #include "binding/OutputGuard.h"
@@ -60,28 +61,25 @@ check_initial_data (HamiltonianProblem& problem, double t0, Vec& x0,
   return true;
 }
 
-// A model of odepkg_model: a scalar struct with the field odepkg_model.
-static bool
-is_native_model (const octave_value& v)
+// A model's kernels, and for odeVV the map onto its state [q; v].
+struct LoadedModel
 {
-  return v.isstruct () && v.numel () == 1 && v.scalar_map_value ().isfield ("odepkg_model");
-}
+  std::unique_ptr<NativeKernels> kernels;
+  VelocityMap velocity;
+};
 
 // The model's kernels (its fields file, d, m and par: the parameter values
 // the driver read from the extra arguments), made the problem's functions in
-// s.fns; an option that would give another H or g is refused.
-static std::unique_ptr<NativeKernels>
-load_native_model (const octave_value& model, Settings& s, int n, const char* who)
+// s.fns; an option that would give another H or g is refused.  odeVV
+// (velocity_verlet): f = [v; a] on [q; v] (NativeModel.h), H_pp taken at
+// (t0, x0).
+static std::unique_ptr<LoadedModel>
+load_native_model (const octave_value& model, Settings& s, int n, const std::string& method, double t0,
+                   const Vec& x0, const char* who)
 {
+  const NativeModelFields mf = read_native_model (model, who);
   const octave_scalar_map mm = model.scalar_map_value ();
-  for (const char* f : {"file", "d", "m", "par"})
-    if (! mm.isfield (f))
-      error_with_id ("odepkg:invalidInput", "%s: the model lacks the field \"%s\" (build it with odepkg_model)",
-                     who, f);
-  if (! mm.getfield ("file").is_string ())
-    error_with_id ("odepkg:invalidInput", "%s: the model's field \"file\" must be a file name", who);
-  const int d = mm.getfield ("d").int_value ();
-  const int m = mm.getfield ("m").int_value ();
+  const int d = mf.d, m = mf.m;
   if (2 * d != n)
     error_with_id ("odepkg:invalidInput", "%s: Y0 must have 2 d = %d elements for this model (got %d)",
                    who, 2 * d, n);
@@ -98,17 +96,18 @@ load_native_model (const octave_value& model, Settings& s, int n, const char* wh
   if (s.fns.m != 0 && s.fns.m != m)
     error_with_id ("odepkg:invalidOption", "%s: option \"ConstraintsNb\" (%d) differs from the model's m = %d",
                    who, s.fns.m, m);
-  const NDArray par = mm.getfield ("par").array_value ();
-  std::vector<double> p (par.data (), par.data () + par.numel ());
+  if (mf.par.cols () != 1)
+    error_with_id ("odepkg:invalidInput", "%s: a single run takes one value per parameter of the model", who);
   // the driver reuses a prepared call (odepkg_driver's memo): the file is
   // looked for here, on every call
-  const std::string file = mm.getfield ("file").string_value ();
   struct stat st;
-  if (stat (file.c_str (), &st) != 0)
+  if (stat (mf.file.c_str (), &st) != 0)
     error_with_id ("odepkg:nativeModel",
                    "%s: the model's kernels %s are gone (the cache was cleared?): build the model again with odepkg_model",
-                   who, file.c_str ());
-  auto k = std::make_unique<NativeKernels> (file, d, m, std::move (p));
+                   who, mf.file.c_str ());
+  auto lm = std::make_unique<LoadedModel> ();
+  lm->kernels = load_kernels (mf);
+  NativeKernels* k = lm->kernels.get ();
   if (k->phase_space () != model_qp)
     error_with_id ("odepkg:nativeModel", "%s: the model's kernels take g(%s), the model says g(%s) (rebuild the model)",
                    who, k->phase_space () ? "q, p" : "q", model_qp ? "q, p" : "q");
@@ -119,15 +118,24 @@ load_native_model (const octave_value& model, Settings& s, int n, const char* wh
   // constraint Hessians) only for the user's own ("CFile", "Library")
   if (mm.isfield ("derived") && mm.getfield ("derived").is_true ())
     s.derivative_check = false;
-  s.fns.native = k.get ();
+  s.fns.native = k;
   s.fns.m = m;
   s.fns.phase_space = model_qp;
   s.fns.hessian = model;  // given (by the kernels): analytic, as the checks judge them
   if (m > 0)
-    s.fns.g = s.fns.G = model;
+    s.fns.g = s.fns.G = model;  // given (by the kernels)
   if (k->has_constraint_hess ())
     s.fns.GH = model;
-  return k;
+  if (method == "velocity_verlet")
+    {
+      lm->velocity.learn (*k, t0, x0);
+      const VelocityMap* map = &lm->velocity;
+      s.fns.native_velocity_field = [k, map, d] (double t, const ConstVecRef& x, VecRef dx) {
+        k->field (t, x, dx);
+        map->apply (d, x.data (), dx.data ());
+      };
+    }
+  return lm;
 }
 
 // stats with the field sparseconstraints (RATTLE/SHAKE: G stayed sparse)
@@ -183,9 +191,9 @@ Called by odeSE, odeSV, odeVV, odeRATTLE, odeSHAKE and odeSPVI.\n\
     const int n = x0.size ();
     Settings s = read_settings (args(4), who, n);
     s.fns.f = args(1);
-    std::unique_ptr<NativeKernels> kernels;
+    std::unique_ptr<LoadedModel> kernels;
     if (native)
-      kernels = load_native_model (args(1), s, n, who);
+      kernels = load_native_model (args(1), s, n, method, times(0), x0, who);
     OctaveProblem op (s.fns, n / 2, extra, who);
     HamiltonianProblem& problem = op.problem ();
     // A sparse ConstraintGradFcn (seen at q0) is kept sparse (OctaveProblem).

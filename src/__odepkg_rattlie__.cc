@@ -165,6 +165,14 @@ on the group, projected onto the constraints (deval, Refine).\n\
       error_with_id ("odepkg:invalidOption",
                      "%s: option \"ConstraintsNb\" (%d) must be smaller than the dimension of %s (%d)",
                      who, m_opt, group->name ().c_str (), n);
+    // NonholonomicFcn: k velocity constraints B_nh(q) v = 0, k + m < n
+    // (checked here against the group's dimension, before the generic
+    // check of read_settings against numel (Y0) / 2)
+    const int k_opt = r.integer ("NonholonomicsNb", 0, 1);
+    if (k_opt > 0 && k_opt + m_opt >= n)
+      error_with_id ("odepkg:invalidOption",
+                     "%s: options \"NonholonomicsNb\" + \"ConstraintsNb\" (%d + %d) must be smaller than the "
+                     "dimension of %s (%d)", who, k_opt, m_opt, group->name ().c_str (), n);
     Settings s = read_settings (args(3), who, ns);
     const double defect = group->structure_defect (y0.head (nq));
     if (! (defect <= 1e-10))
@@ -219,9 +227,34 @@ on the group, projected onto the constraints (deval, Refine).\n\
     // RATTLie is symmetric: Composition/Order compose it (CompositionStepper,
     // warm-started per stage); `rattlie` is the base, for λ and its reports.
     // the sparse RATTLie for a sparse B and a block-diagonal M (O(nnz) per
-    // step), else the dense one
-    std::unique_ptr<lie::LieStepper> rattlie_base = make_lie_stepper (lp, base_newton_options (s), who);
+    // step), else the dense one; with NonholonomicFcn the dense nonholonomic
+    // RATTLie (NonholonomicRattLie.hpp)
+    const int k = op.velocity_constraints ();
+    std::unique_ptr<lie::LieStepper> rattlie_base
+      = k > 0 ? make_nonholonomic_lie_stepper (lp, op, base_newton_options (s), who)
+              : make_lie_stepper (lp, base_newton_options (s), who);
     lie::LieStepper& rattlie = *rattlie_base;
+    if (k > 0)
+      {
+        // v0 onto [B; B_nh](q0) v = 0, M-orthogonally (q0 is on Phi = 0)
+        Vec y = y0;
+        double before = 0.0, after = 0.0;
+        if (! project_nonholonomic_velocity (rattlie, y, before, after))
+          error_with_id ("odepkg:nonFiniteFcn",
+                         "%s: NonholonomicFcn or ConstraintGradFcn returned a non-finite value at the initial data", who);
+        const double tv = 1e-10 * std::max (1.0, y0.tail (n).lpNorm<Eigen::Infinity> ());
+        if (before > tv)
+          {
+            if (s.initial_projection_error)
+              error_with_id ("odepkg:inconsistentInitialData",
+                             "%s: the initial data violate the velocity constraints: |B_nh(q0) v0| = %g", who, before);
+            warning_with_id ("odepkg:inconsistentInitialData",
+                             "%s: the initial data violate the velocity constraints (|B_nh(q0) v0| = %g); v0 "
+                             "projected onto them (now %g)", who, before, after);
+            y0 = y;
+            projected = true;
+          }
+      }
     const bool sparse_path = is_sparse_rattlie (rattlie);
     const std::unique_ptr<Stepper> method = compose (std::move (rattlie_base), s);
     Stepper& stepper = *method;
@@ -235,8 +268,10 @@ on the group, projected onto the constraints (deval, Refine).\n\
     const std::size_t expected = times.size () > 2 || s.integrator.fixed_step > 0
                                  ? static_cast<std::size_t> (std::min (expected_points, 1e7)) : 1024;
     OutputCollector out (s, extra, expected, who, store);
-    LambdaObserver lambda (out, rattlie, lp.constraints ());
-    Observer& observer = want_lambda && lp.constraints () > 0 ? static_cast<Observer&> (lambda) : out;
+    // the multipliers [lambda; mu] (m + k rows)
+    const int nmult = lp.constraints () + k;
+    LambdaObserver lambda (out, rattlie, nmult);
+    Observer& observer = want_lambda && nmult > 0 ? static_cast<Observer&> (lambda) : out;
     Integrator integrator (stepper, s.integrator);
     // Events: probed at t0 after every other check (its size k), then one
     // call per step plus the location of crossings.
@@ -293,7 +328,7 @@ on the group, projected onto the constraints (deval, Refine).\n\
     rv(4) = res.outcome == IntegrationResult::Outcome::Failed
             ? first_step_advice (res.message, lp.stats (), s, given_derivatives (s, user_group), projected)
             : res.message;
-    rv(5) = want_lambda && lp.constraints () > 0 ? lambda.matrix () : octave_value (Matrix (0, 0));
+    rv(5) = want_lambda && nmult > 0 ? lambda.matrix () : octave_value (Matrix (0, 0));
     if (events)
       {
         OctaveEvents::outputs (events->events (), rv(6), rv(7), rv(8), ns);

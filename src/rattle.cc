@@ -23,6 +23,9 @@ which checks and projects initial data).  @var{x_next} is one step of\n\
 (step doubling: (@var{x_est} - @var{x_next}) / 3 estimates its local error);\n\
 @var{k} is the force at @var{x_next} when the method produced it.\n\
 \n\
+@var{f} may be a model of @code{odepkg_model} in place of the function, its\n\
+parameter values in @var{options}.funarguments (no interpreter in the step).\n\
+\n\
 Example:\n\
 @example\n\
 f = @@(t, x) [x(3:4); 0; -1];      # pendulum, H = |p|^2/2 + q_2\n\

@@ -24,6 +24,9 @@ local error of @var{x_next}.  Options @qcode{\"Nodes\"}, @qcode{\"Weights\"},\n\
 @qcode{\"Legendre\"}, @qcode{\"Derivatives\"}, @qcode{\"Extremes\"} of the 2013 code\n\
 are accepted and checked against the tables computed here.\n\
 \n\
+@var{f} may be a model of @code{odepkg_model} in place of the function, its\n\
+parameter values in @var{options}.funarguments (no interpreter in the step).\n\
+\n\
 Example:\n\
 @example\n\
 f = @@(t, x) [x(2); -x(1)];                  # harmonic oscillator\n\

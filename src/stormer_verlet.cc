@@ -25,6 +25,9 @@ save one call of @var{f}.  @var{options} is a struct from @code{odepkgset} or\n\
 @code{odeset}; extra arguments of @var{f} are taken from\n\
 @var{options}.funarguments.\n\
 \n\
+@var{f} may be a model of @code{odepkg_model} in place of the function, its\n\
+parameter values in @var{options}.funarguments (no interpreter in the step).\n\
+\n\
 Example:\n\
 @example\n\
 f = @@(t, x) [x(2); -x(1)];   # harmonic oscillator\n\

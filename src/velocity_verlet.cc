@@ -19,6 +19,10 @@ save one call of @var{f}.  @var{options} is a struct from @code{odepkgset} or\n\
 @code{odeset}; extra arguments of @var{f} are taken from\n\
 @var{options}.funarguments.\n\
 \n\
+@var{f} may be a model of @code{odepkg_model} with a quadratic kinetic energy,\n\
+H = p' M^-1 p / 2 + V(q): @var{x} is then [q; v], v = M^-1 p (as in @code{odeVV}),\n\
+its parameter values in @var{options}.funarguments.\n\
+\n\
 Example:\n\
 @example\n\
 f = @@(t, x) [x(2); -x(1)];   # harmonic oscillator\n\

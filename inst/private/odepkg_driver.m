@@ -29,6 +29,20 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
            solver);
   endif
 
+  ## a model with a separable H: "Explicit" unless the user gave it (before
+  ## the options are checked: CompensatedSummation needs it)
+  ## (not for g(q, p): its geometric RATTLE has no explicit scheme)
+  if (model && isfield (fcn, "separable") && (islogical (fcn.separable) || isnumeric (fcn.separable))
+      && isscalar (fcn.separable) && fcn.separable == true
+      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
+      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
+    if (isnumeric (opts) && isempty (opts))
+      opts = struct ("Explicit", "yes");
+    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
+      opts.Explicit = "yes";
+    endif
+  endif
+
   ## --- tspan ---------------------------------------------------------------
   if (! (isnumeric (tspan) && isreal (tspan) && isvector (tspan)
          && all (isfinite (tspan))))
@@ -48,11 +62,6 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   ## Y0 with K > 1 columns (and more than one row): an ensemble of K
   ## trajectories, each column one initial state (odepkg_ensemble.m).
   if (isnumeric (y0) && ndims (y0) == 2 && rows (y0) > 1 && columns (y0) > 1)
-    if (model)
-      error ("odepkg:invalidInput",
-             "%s: ensembles (Y0 with several columns) do not take a model of odepkg_model yet: pass a function handle",
-             solver);
-    endif
     if (isstruct (opts) && isfield (opts, "NonholonomicFcn") && ! isempty (opts.NonholonomicFcn))
       error ("odepkg:unsupportedOption",
              '%s: option "NonholonomicFcn" is not implemented for ensembles (Y0 with several columns): integrate the members one by one',
@@ -134,7 +143,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
   unwind_protect
     if (lie)
-      want_lambda = nout == 1 && ! isempty (o.ConstraintFcn);
+      want_lambda = nout == 1 && (! isempty (o.ConstraintFcn) || ! isempty (o.NonholonomicFcn));
       [t, y, st, ok, msg, lambda, te, ye, ie] = __odepkg_rattlie__ (fcn, times, y0, copts, extra, solver, want_lambda, store);
     else
       ## odeSPVI's dense output is its own polynomial: with sol requested over
@@ -228,7 +237,8 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     ## constraints (and nothing that could run, such as the OutputFcn)
     lopts = struct ("LieGroup", {o.LieGroup}, "MassMatrix", {o.MassMatrix},
                     "ConstraintFcn", {o.ConstraintFcn}, "ConstraintGradFcn", {o.ConstraintGradFcn},
-                    "ConstraintsNb", {o.ConstraintsNb});
+                    "ConstraintsNb", {o.ConstraintsNb}, "NonholonomicFcn", {o.NonholonomicFcn},
+                    "NonholonomicsNb", {o.NonholonomicsNb});
     idata = struct ("lie", lopts, "fcn", fcn, "extra", {extra});
   endif
   refine = o.Refine > 1 && numel (times) == 2 && numel (t) > 1;
@@ -328,7 +338,15 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       if (! isempty (idata))
         sol.idata = idata;      # lets deval project onto the constraints
       endif
-      if (lie && ! isempty (o.ConstraintFcn))
+      if (lie && ! isempty (o.NonholonomicFcn))
+        ## [lambda; mu]: the m holonomic multipliers, then the k of B_nh v = 0
+        m = 0;
+        if (! isempty (o.ConstraintsNb))
+          m = o.ConstraintsNb;
+        endif
+        sol.lambda = lambda(1:m, :);
+        sol.mu = lambda(m+1:end, :);
+      elseif (lie && ! isempty (o.ConstraintFcn))
         sol.lambda = lambda;
       endif
       if (! isempty (mon))
@@ -367,20 +385,12 @@ endfunction
 function P = odepkg_prepare (solver, method, nout, fcn, tspan, opts, extra, n, model, lie)
   ## --- options (as ode45: a non-struct fourth argument is the first extra
   ## parameter) ---------------------------------------------------------------
-  ## a model with a separable H: "Explicit" unless the user gave it (before
-  ## the options are checked: CompensatedSummation needs it)
-  ## (not for g(q, p): its geometric RATTLE has no explicit scheme)
-  if (model && isfield (fcn, "separable") && (islogical (fcn.separable) || isnumeric (fcn.separable))
-      && isscalar (fcn.separable) && fcn.separable == true
-      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
-      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
-    if (isnumeric (opts) && isempty (opts))
-      opts = struct ("Explicit", "yes");
-    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
-      opts.Explicit = "yes";
-    endif
-  endif
   [o, opts, extra, same_again] = odepkg_parse_options (solver, opts, extra, n);
+  if (isfield (o, "Threads") && ! isempty (o.Threads))
+    error ("odepkg:invalidOption",
+           '%s: option "Threads" is for ensembles of a model (Y0 with one column per member, FCN a model of odepkg_model); a single trajectory runs on one thread',
+           solver);
+  endif
   ## a model: its kernels run in the compiled loop (fcn, the struct with the
   ## parameter values); fcn_m, o_m: handles on the kernels for what runs here
   ## (invariant monitoring, deval's projection)

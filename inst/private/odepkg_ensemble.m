@@ -25,6 +25,16 @@ function out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extr
   [n, K] = size (y0);
 
   [o, opts, extra] = odepkg_parse_options (solver, opts, extra, n);
+  ## a model (odepkg_model): its kernels run over the members, member k with
+  ## its column k of parameters (fcn.par, np-by-K)
+  model = isstruct (fcn) && isscalar (fcn) && isfield (fcn, "odepkg_model");
+  if (model)
+    fcn = odepkg_model_prepare (solver, method, fcn, opts, o, extra, n, K);
+  elseif (isfield (o, "Threads") && ! isempty (o.Threads))
+    error ("odepkg:invalidOption",
+           '%s: option "Threads" is for ensembles of a model of odepkg_model (the kernels run without the interpreter); a function handle runs on the interpreter''s thread',
+           solver);
+  endif
   [times, o] = odepkg_time_mode (solver, tspan, o, opts);
   if (isempty (o.MaxStep))
     o.MaxStep = 0.1 * abs (times(end) - times(1));
@@ -70,11 +80,18 @@ function out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extr
   ## batched form).
   fallback = true;
   if (! lie)
-    check_constraint_gradient (solver, o, y0, extra);
+    if (! model)
+      check_constraint_gradient (solver, o, y0, extra);
+    endif
     [t, Y, st, status, msg, te, ye, ie, fallback] = ...
       __odepkg_ensemble__ (method, fcn, times, y0, copts, extra, solver, store);
   endif
   if (fallback)
+    if (model && isfield (o, "Threads") && ! isempty (o.Threads))
+      error ("odepkg:invalidOption",
+             ['%s: option "Threads" is for the batched ensembles (Explicit "yes" for odeSV, odeSE and odeRATTLE, ' ...
+              'or odeVV); this scheme runs the members one after the other'], solver);
+    endif
     if (! isempty (o.OutputFcn))
       error ("odepkg:invalidOption",
              ['%s: option "OutputFcn" in ensemble mode is called once per step with all members, ' ...
@@ -198,7 +215,14 @@ function [t, Y, st, status, msg, te, ye, ie] = run_members (solver, method, fcn,
                "nnewtonsolves", 0, "nnewtoniter", 0, "maxnewtoniter", 0,
                "nnewtonretries", 0, "ndistantroots", 0);
   copts.OutputFcn = [];
+  model = isstruct (fcn) && isfield (fcn, "odepkg_model");
+  if (model)
+    par = fcn.par;
+  endif
   for k = 1:K
+    if (model)
+      fcn.par = par(:, k);      # member k's parameter values
+    endif
     if (lie)
       [tk, yk, sk, ok, mk, ~, tek, yek, iek] = __odepkg_rattlie__ (fcn, times, y0(:, k), copts, extra, solver, false, true);
     else

@@ -86,6 +86,10 @@ function [mon, calls] = odepkg_monitor (solver, o, fcn, extra, t, y, mode, nv, f
     [mon, calls] = nonholonomic_multipliers (o, fcn, extra, t, Y, mon, calls);
     return;
   endif
+  if (strcmp (mode, "lie") && nonholonomic)
+    [mon, calls] = lie_nonholonomic_residuals (o, extra, Y, nv, mon, calls);
+    return;
+  endif
   if (isempty (mode) || isempty (o.ConstraintFcn))
     return;
   endif
@@ -389,4 +393,39 @@ function [mon, calls] = nonholonomic_multipliers (o, fcn, extra, t, Y, mon, call
   endif
   mon.mu = mult(m+1:end, :);
   calls.A = 3 * N;
+endfunction
+
+## odeRATTLie with NonholonomicFcn: |Phi| and |B v| (with ConstraintFcn) and
+## |B_nh(q) v| per output (the multipliers come from the compiled side):
+## Phi, B and B_nh once per output.
+function [mon, calls] = lie_nonholonomic_residuals (o, extra, Y, nv, mon, calls)
+  n = rows (Y);  N = columns (Y);
+  ix = 1:n-nv;  iv = n-nv+1:n;
+  hol = ! isempty (o.ConstraintFcn);
+  grad = hol && ! isempty (o.ConstraintGradFcn);
+  gres = hres = ares = zeros (1, N);
+  for j = 1:N
+    x = Y(ix, j);  v = Y(iv, j);
+    ares(j) = norm (reshape (o.NonholonomicFcn (x, extra{:}), [], nv) * v, Inf);
+    if (hol)
+      gres(j) = norm (o.ConstraintFcn (x, extra{:}), Inf);
+    endif
+    if (grad)
+      hres(j) = norm (o.ConstraintGradFcn (x, extra{:}) * v, Inf);
+    endif
+  endfor
+  mon.residuals = struct ("nonholonomic", ares);
+  if (hol)
+    mon.residuals.constraint = gres;
+  endif
+  if (grad)
+    mon.residuals.hidden = hres;
+  endif
+  calls.g += hol * N;
+  calls.G += grad * N;
+  if (isfield (calls, "A"))
+    calls.A += N;
+  else
+    calls.A = N;
+  endif
 endfunction

@@ -81,9 +81,9 @@ function T = build ()
     "ConstraintGradFcn", "handle", [], constrained, "their gradient (m-by-d; \"qp\": m-by-2d)";
     "ConstraintHessFcn", "handle", [], shake_rattle, "their Hessians (d-by-d-by-m; \"qp\": 2d-by-2d-by-m)";
     "ConstraintsNb", "count", [], constrained, "the number m of constraints";
-    "NonholonomicFcn", "handle", [], {"odeRATTLE"}, ...
-      "A (q), k-by-d: velocity constraints A(q) H_p = 0 (rolling, skates), with or without ConstraintFcn (the nonholonomic RATTLE; separable H)";
-    "NonholonomicsNb", "count", [], {"odeRATTLE"}, "the number k of velocity constraints (k + m < d)";
+    "NonholonomicFcn", "handle", [], {"odeRATTLE", "odeRATTLie"}, ...
+      "A (q), k-by-d: velocity constraints A(q) H_p = 0 (rolling, skates), with or without ConstraintFcn (the nonholonomic RATTLE; separable H); odeRATTLie: B_nh (q), k-by-n, B_nh(q) v = 0 on the body velocities";
+    "NonholonomicsNb", "count", [], {"odeRATTLE", "odeRATTLie"}, "the number k of velocity constraints (k + m < d; odeRATTLie: k + m < n, the group's dimension)";
     "MonitorMultipliers", "onoff", "off", constrained, ...
       "\"on\": sol.lambda (the multipliers of y' = f + J Dg' lambda) and sol.residuals (|g|, |Dg f|) at the output times, computed after the run (2m + 3 calls of f per output, counted in stats; odeRATTLie: residuals only, its sol.lambda is always returned; with NonholonomicFcn also sol.mu and sol.residuals.nonholonomic = |A H_p|)";
     "OnFailure", "choice", "warning", all_, ...
@@ -102,6 +102,8 @@ function T = build ()
       "2, 4, 6, 8 or 10: the recommended composition of that order (McLachlan4, KahanLi6, KahanLi8, SofroniouSpaletta10)";
     "CompensatedSummation", "onoff", "off", {"odeSV", "odeVV"}, ...
       "sum the state updates with compensation (Kahan): round-off no longer random-walks over millions of fixed steps (odeSV with Explicit, odeVV)";
+    "Threads", "count", [], {"odeSE", "odeSV", "odeVV", "odeRATTLE"}, ...
+      "ensembles of a model (Y0 with K columns, FCN from odepkg_model): threads evaluating the members' kernels (default: the cores, at most one per 64 members); the results do not depend on it";
     "LieGroup", "special", [], {"odeRATTLie"}, "the configuration group: a name (\"SO3\", \"S3xR3\", ...) or a struct";
     "MassMatrix", "special", [], {"odeRATTLie"}, "the constant n-by-n mass matrix (default the identity)";
     "Q_DoFs", "special", [], spvi, "Legendre modes per step (2..30)";

@@ -118,7 +118,8 @@ function [o, same_again] = odepkg_options (solver, opts, n)
     error ("odepkg:invalidOption",
            '%s: options "NonholonomicFcn" (A(q), k-by-d) and "NonholonomicsNb" (k) are given together', solver);
   endif
-  if (! isempty (o.NonholonomicsNb)
+  ## (odeRATTLie: against the group's dimension, in the compiled code)
+  if (! isempty (o.NonholonomicsNb) && ! strcmp (solver, "odeRATTLie")
       && o.NonholonomicsNb + ifelse_empty (o.ConstraintsNb, 0) >= n / 2)
     error ("odepkg:invalidOption",
            '%s: options "NonholonomicsNb" + "ConstraintsNb" (%d + %d) must be smaller than the dimension of q (%d)',

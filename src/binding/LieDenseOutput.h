@@ -65,6 +65,8 @@ inline octave_value_list lie_dense_output(const octave_value_list& args, const c
   u.g = r.function("ConstraintFcn");
   u.G = r.function("ConstraintGradFcn");
   u.m = u.g.is_defined() ? r.integer("ConstraintsNb", 0, 1) : 0;
+  u.A = r.function("NonholonomicFcn");
+  u.k = u.A.is_defined() ? r.integer("NonholonomicsNb", 0, 1) : 0;
   OctaveLieProblem op(std::move(group), mass, u, extra, who);
   lie::LieGroupProblem& lp = op.problem();
   // a sparse B as in the run: projected by the sparse LDLᵀ
@@ -74,11 +76,14 @@ inline octave_value_list lie_dense_output(const octave_value_list& args, const c
     op.probe_sparse_gradient(q0);
   }
   lie::LieInterpolant interp(lp.group());
-  const int m = lp.constraints();
+  // m + k multipliers [λ; μ] with NonholonomicFcn
+  const int m = lp.constraints() + u.k;
   const bool want_lambda = args.length() >= 8 && args(7).is_true() && m > 0;
-  // the multipliers' formula lives in the stepper: built only when asked for
+  // the multipliers' formula lives in the stepper: built only when asked
+  // for, or for the projection onto B_nh(q) v = 0
   std::unique_ptr<lie::LieStepper> stepper;
-  if (want_lambda) stepper = make_lie_stepper(lp, NewtonOptions{}, who);
+  if (u.k > 0) stepper = make_nonholonomic_lie_stepper(lp, op, NewtonOptions{}, who);
+  else if (want_lambda) stepper = make_lie_stepper(lp, NewtonOptions{}, who);
   Matrix lambda_out(want_lambda ? m : 0, want_lambda ? t.numel() : 0);
   Vec lambda(m);
 
@@ -114,6 +119,12 @@ inline octave_value_list lie_dense_output(const octave_value_list& args, const c
         error_with_id("odepkg:nonFiniteFcn",
                       "%s: ConstraintFcn or ConstraintGradFcn returned a non-finite value at t = %g", who, t(j));
       unprojected = unprojected || !pr.converged;
+    }
+    if (u.k > 0) {
+      double before = 0.0, after = 0.0;
+      if (!project_nonholonomic_velocity(*stepper, y, before, after))
+        error_with_id("odepkg:nonFiniteFcn",
+                      "%s: NonholonomicFcn or ConstraintGradFcn returned a non-finite value at t = %g", who, t(j));
     }
     for (octave_idx_type i = 0; i < ns; ++i) {
       yo(i, j) = y(i);

@@ -181,6 +181,7 @@ class OctaveLieProblem {
       : f_(u.f, extra, who, "the force function F", true),
         g_(u.g, extra, who, "ConstraintFcn", false),
         G_(u.G, extra, who, "ConstraintGradFcn", false),
+        A_(u.A, extra, who, "NonholonomicFcn", false),
         n_(group->dim()),
         u_(u),
         problem_(mass.is_dense ? lie::LieGroupProblem(std::move(group), mass.dense, force())
@@ -192,6 +193,16 @@ class OctaveLieProblem {
   OctaveLieProblem& operator=(const OctaveLieProblem&) = delete;
 
   lie::LieGroupProblem& problem() { return problem_; }
+
+  /// The number k of velocity constraints B_nh(q) v = 0 (NonholonomicFcn; 0: none).
+  int velocity_constraints() const { return u_.k; }
+  /// The user's NonholonomicFcn q -> B_nh(q) (k-by-n; k = 1: row or column alike).
+  std::function<void(const ConstVecRef&, MatRef)> velocity_constraint() {
+    const int k = u_.k, n = n_;
+    return [this, k, n](const ConstVecRef& q, MatRef out) {
+      out = Eigen::Map<const Mat>(A_.call(0.0, q, k * n, "k-by-n matrix (k = NonholonomicsNb)", k > 1 ? k : -1), k, n);
+    };
+  }
 
   /// Calls ConstraintGradFcn once at q0 and, if it returns a sparse matrix,
   /// gives the core the sparse callback (the sparse RATTLie; the result is
@@ -229,7 +240,7 @@ class OctaveLieProblem {
         B);
   }
 
-  UserFunction f_, g_, G_;
+  UserFunction f_, g_, G_, A_;
   int n_;
   UserFunctions u_;
   lie::LieGroupProblem problem_;
@@ -244,6 +255,16 @@ class OctaveLieProblem {
 /// includer instantiates their templates: about 20 s of g++ -O2).
 std::unique_ptr<lie::LieStepper> make_lie_stepper(lie::LieGroupProblem& lp, const NewtonOptions& opts,
                                                   const std::string& who);
+
+/// RATTLie with the velocity constraints of NonholonomicFcn
+/// (NonholonomicRattLie.hpp, dense); refused (odepkg:invalidOption) for
+/// sizes it cannot take.  Defined in LieStepperFactory.cc.
+std::unique_ptr<lie::LieStepper> make_nonholonomic_lie_stepper(lie::LieGroupProblem& lp, OctaveLieProblem& op,
+                                                               const NewtonOptions& opts, const std::string& who);
+
+/// Projects the velocities of y onto [B; B_nh](q) v = 0 (the stepper of
+/// make_nonholonomic_lie_stepper); |B_nh v| before and after.
+bool project_nonholonomic_velocity(lie::LieStepper& stepper, VecRef y, double& before, double& after);
 
 /// Whether `stepper` is the sparse RATTLie (SparseRattLie).
 bool is_sparse_rattlie(const lie::LieStepper& stepper);

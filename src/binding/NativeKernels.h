@@ -195,6 +195,12 @@ class NativeKernels {
 
   int dim() const { return d_; }
   int constraints() const { return m_; }
+  /// The parameter values the member functions pass to the kernels (an
+  /// ensemble sets each member's in turn: NativeModel.h).
+  std::vector<double>& parameter_values() { return par_; }
+  /// The kernel f itself, a pure C function of (t, x, par, out): callable
+  /// from several threads at once with their own x, par and out.
+  FieldFn field_kernel() const { return f_; }
   int parameters() const { return np_; }
   /// g = g(q, p): g, G and the Hessians take y = [q; p] (ConstraintVariables "qp").
   bool phase_space() const { return m_ > 0 && nc_ == 2 * d_; }

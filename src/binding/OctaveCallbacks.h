@@ -257,6 +257,10 @@ struct UserFunctions {
   /// A model of odepkg_model: its compiled kernels are f, the Hessian of H,
   /// g and G (the octave_values above are then not called).
   NativeKernels* native = nullptr;
+  /// odeVV with a model: f = [v; a] on the state [q; v] (NativeModel.h's
+  /// VelocityMap) in place of the kernels' [H_p; -H_q]; the Hessian of H,
+  /// not the Jacobian of this f, is then not given to the core.
+  HamiltonianProblem::Field native_velocity_field;
 };
 
 /// Builds the core problem; the UserFunction objects live as long as it does.
@@ -273,13 +277,13 @@ class OctaveProblem {
         flow_(u.flow, extra, who, "ConstraintFlowFcn", false),
         A_(u.A, extra, who, "NonholonomicFcn", false),
         u_(u),
-        problem_(d, u.native ? native_field(u.native)
+        problem_(d, u.native ? (u.native_velocity_field ? u.native_velocity_field : native_field(u.native))
                              : HamiltonianProblem::Field([this, d](double t, const ConstVecRef& x, VecRef dx) {
                                  dx = Eigen::Map<const Vec>(f_.call(t, x, 2 * d, field_shape_),
                                                             2 * d);
                                })) {
     if (u.native) {
-      set_native(*u.native);
+      set_native(*u.native, !u.native_velocity_field);
       return;
     }
     for (UserFunction* fn : {&f_, &hess_, &g_, &G_, &GH_, &flow_, &A_}) fn->set_arena(&arena_);
@@ -330,9 +334,12 @@ class OctaveProblem {
   /// The Hessian of H, g, G and the constraint Hessians of a native model
   /// as the problem's callbacks; G (and then the Hessian of H) sparse where
   /// the model says so (NativeKernels::sparse: the path a sparse
-  /// ConstraintGradFcn takes).  g(q, p): phase_space_constraints.
-  void set_native(NativeKernels& k) {
-    problem_.set_hessian([&k](double t, const ConstVecRef& x, MatRef H) { k.hessian(t, x, H); });
+  /// ConstraintGradFcn takes).  g(q, p): phase_space_constraints.  Without
+  /// `with_hessian` (odeVV's velocity field: not the model's f) the problem
+  /// keeps its own Hessian.
+  void set_native(NativeKernels& k, bool with_hessian = true) {
+    if (with_hessian)
+      problem_.set_hessian([&k](double t, const ConstVecRef& x, MatRef H) { k.hessian(t, x, H); });
     if (k.constraints() == 0 || k.phase_space()) return;
     HamiltonianProblem::ConstraintHess GH;
     if (k.has_constraint_hess()) GH = [&k](const ConstVecRef& q, MatRef H) { k.constraint_hess(q, H); };
@@ -342,7 +349,8 @@ class OctaveProblem {
     if (!k.sparse()) return;
     problem_.set_sparse_constraint_grad_view(
         [&k](const ConstVecRef& q, HamiltonianProblem::GradSink& sink) { k.constraint_grad_view(q, sink); });
-    problem_.set_sparse_hessian([&k](double t, const ConstVecRef& x, SpMat& H) { k.hessian_sparse(t, x, H); });
+    if (with_hessian)
+      problem_.set_sparse_hessian([&k](double t, const ConstVecRef& x, SpMat& H) { k.hessian_sparse(t, x, H); });
   }
 
   /// g(q, p) of a native model (ConstraintVariables "qp"): g(y), Dg(y) and

@@ -5,6 +5,7 @@
 
 #include "Conversions.h"
 #include "ErrorGuard.h"
+#include "NativeModel.h"
 #include "OctaveCallbacks.h"
 #include "PhaseSpaceChecks.h"
 #include "Settings.h"
@@ -49,6 +50,92 @@ class IgnoredOutputs {
   Matrix ignored_;
 };
 
+/// A model of odepkg_model given as F: its kernels, with the parameter
+/// values of options.funarguments; for velocity_verlet the map onto [q; v].
+struct StepperModel {
+  std::unique_ptr<NativeKernels> kernels;
+  VelocityMap velocity;
+};
+
+/// The model's kernels made the problem's functions in s.fns, as the solvers
+/// do (odepkg_model_prepare, load_native_model): a separable H chooses the
+/// explicit scheme unless options.Explicit is given.
+std::unique_ptr<StepperModel> attach_model(const octave_value& model, const octave_value_list& extra,
+                                           const octave_value& opts, Settings& s, const std::string& method,
+                                           double t, const Vec& x, const char* who) {
+  const octave_scalar_map mm = model.scalar_map_value();
+  for (const char* f : {"file", "d", "m", "parameters", "separable", "quadratic_kinetic"})
+    if (!mm.isfield(f))
+      error_with_id("odepkg:invalidInput", "%s: F is not a model built by odepkg_model (no field \"%s\")", who, f);
+  NativeModelFields mf;
+  if (!mm.getfield("file").is_string())
+    error_with_id("odepkg:invalidInput", "%s: the model's field \"file\" must be a file name", who);
+  mf.file = mm.getfield("file").string_value();
+  mf.d = mm.getfield("d").int_value();
+  mf.m = mm.getfield("m").int_value();
+  const octave_idx_type np = mm.getfield("parameters").numel();
+  std::vector<double> par;
+  for (int i = 0; i < extra.length(); ++i) {
+    if (!extra(i).isnumeric() || !extra(i).isreal())
+      error_with_id("odepkg:invalidInput", "%s: the model's parameter values (options.funarguments) must be real numbers",
+                    who);
+    const NDArray a = extra(i).array_value();
+    par.insert(par.end(), a.data(), a.data() + a.numel());
+  }
+  if (static_cast<octave_idx_type>(par.size()) != np)
+    error_with_id("odepkg:invalidInput",
+                  "%s: the model has %ld parameter(s): give their values as options.funarguments (got %ld)", who,
+                  static_cast<long>(np), static_cast<long>(par.size()));
+  if (2 * mf.d != x.size())
+    error_with_id("odepkg:invalidInput", "%s: X must have 2 d = %d elements for this model (got %ld)", who, 2 * mf.d,
+                  static_cast<long>(x.size()));
+  const bool constrained = method == "rattle";
+  if (mf.m > 0 && !constrained)
+    error_with_id("odepkg:invalidInput", "%s: the model has constraints g: use rattle", who);
+  if (mf.m == 0 && constrained)
+    error_with_id("odepkg:invalidInput", "%s: the model has no constraints: give \"g\" to odepkg_model", who);
+  if (s.fns.g.is_defined() || s.fns.G.is_defined() || s.fns.GH.is_defined() || s.fns.hessian.is_defined() ||
+      s.fns.flow.is_defined() || s.fns.phase_space)
+    error_with_id("odepkg:invalidOption",
+                  "%s: a model gives H and g itself: options ConstraintFcn, ConstraintGradFcn, ConstraintHessFcn, "
+                  "ConstraintFlowFcn, HamiltonianHessFcn and ConstraintVariables \"qp\" are not taken with it",
+                  who);
+  if (s.fns.m != 0 && s.fns.m != mf.m)
+    error_with_id("odepkg:invalidOption", "%s: option \"ConstraintsNb\" (%d) differs from the model's m = %d", who,
+                  s.fns.m, mf.m);
+  const bool separable = mm.getfield("separable").is_true();
+  if (method == "velocity_verlet" && !mm.getfield("quadratic_kinetic").is_true())
+    error_with_id("odepkg:kineticNotQuadratic",
+                  "%s: takes a model whose kinetic energy is quadratic, H = p' M^-1 p / 2 + V(q) with M constant "
+                  "(the state is [q; v], v = M^-1 p); this model's is not: use stormer_verlet", who);
+  const bool explicit_given = opts.isstruct() && opts.numel() == 1 && opts.scalar_map_value().isfield("Explicit") &&
+                              !opts.scalar_map_value().getfield("Explicit").isempty();
+  if (!explicit_given && separable &&
+      (method == "symplectic_euler" || method == "stormer_verlet" || method == "rattle"))
+    s.explicit_scheme = true;
+  if (s.explicit_scheme && !separable)
+    error_with_id("odepkg:notSeparable",
+                  "%s: option \"Explicit\" asks for a separable H = T(p) + V(q), but the model's H has H_pq != 0",
+                  who);
+  mf.par = Eigen::Map<const Vec>(par.data(), static_cast<Eigen::Index>(par.size()));
+  auto sm = std::make_unique<StepperModel>();
+  sm->kernels = load_kernels(mf);
+  NativeKernels* k = sm->kernels.get();
+  s.fns.native = k;
+  s.fns.m = mf.m;
+  if (mf.m > 0) s.fns.g = s.fns.G = model;  // given (by the kernels)
+  if (method == "velocity_verlet") {
+    sm->velocity.learn(*k, t, x);
+    const VelocityMap* map = &sm->velocity;
+    const int d = mf.d;
+    s.fns.native_velocity_field = [k, map, d](double tt, const ConstVecRef& xx, VecRef dx) {
+      k->field(tt, xx, dx);
+      map->apply(d, xx.data(), dx.data());
+    };
+  }
+  return sm;
+}
+
 }  // namespace
 
 octave_value_list run_stepper(const char* method, const octave_value_list& args, int nargout) {
@@ -56,8 +143,9 @@ octave_value_list run_stepper(const char* method, const octave_value_list& args,
   const bool want_estimate = nargout > 2 && !outputs.ignored(3);
   return guarded(method, [&]() -> octave_value_list {
     if (args.length() < 4 || args.length() > 7) print_usage();
-    if (!args(0).is_function_handle() && !args(0).is_inline_function())
-      error_with_id("odepkg:invalidInput", "%s: F must be a function handle", method);
+    const bool native = is_native_model(args(0));
+    if (!native && !args(0).is_function_handle() && !args(0).is_inline_function())
+      error_with_id("odepkg:invalidInput", "%s: F must be a function handle or a model of odepkg_model", method);
     const double t = real_scalar(args(1), method, "T");
     const Vec x = state_vector(args(2), method, "X");
     const int n = x.size();
@@ -74,6 +162,8 @@ octave_value_list run_stepper(const char* method, const octave_value_list& args,
     }
     Settings s = read_settings(opts, method, n);
     s.fns.f = args(0);
+    std::unique_ptr<StepperModel> model;
+    if (native) model = attach_model(args(0), extra, opts, s, method, t, x, method);
     OctaveProblem op(s.fns, n / 2, extra, method);
     HamiltonianProblem& problem = op.problem();
     std::unique_ptr<Stepper> stepper = make_stepper(method, op, s);

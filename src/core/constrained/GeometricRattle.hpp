@@ -356,7 +356,7 @@ class GeometricRattle final : public Stepper {
     // A root on another branch: from a warm start, solved again from s = 0;
     // from s = 0, refused (DampedMultiplierNewton::distant)
     if (st == StepStatus::Success &&
-        distant_shake_root(start->head(d_),
+        distant_shake_root(*start,
                            cont ? DampedMultiplierNewton::kDoubtRatio : DampedMultiplierNewton::kRefuseRatio))
       st = StepStatus::DistantRoot;
     if ((st == StepStatus::NewtonDiverged || st == StepStatus::DistantRoot) && cont) {
@@ -368,7 +368,7 @@ class GeometricRattle final : public Stepper {
       restore_hessian_model();
       if (!explicit_guess(from.t, *start)) return StepStatus::NonFinite;
       st = solve_shake(*start, h, true);
-      if (st == StepStatus::Success && distant_shake_root(start->head(d_), DampedMultiplierNewton::kRefuseRatio))
+      if (st == StepStatus::Success && distant_shake_root(*start, DampedMultiplierNewton::kRefuseRatio))
         st = StepStatus::DistantRoot;
     }
     if (st == StepStatus::NewtonDiverged && !sparse_) {
@@ -386,7 +386,7 @@ class GeometricRattle final : public Stepper {
       st = solve_shake(*start, h, true);
       rank_tol_now_ = rank_tolerance;
       solver_.set_threshold(rank_tol_now_);
-      if (st == StepStatus::Success && distant_shake_root(start->head(d_), DampedMultiplierNewton::kRefuseRatio))
+      if (st == StepStatus::Success && distant_shake_root(*start, DampedMultiplierNewton::kRefuseRatio))
         st = StepStatus::DistantRoot;
     }
     if (st != StepStatus::Success) {
@@ -449,11 +449,13 @@ class GeometricRattle final : public Stepper {
   /// D = (Z_y W - Z_w R_w^{-1} R_y W)_q (s moves y, and w with it through
   /// R(w, y) = 0), less its linear part c_lin = D s_lin, G_0 (dq + c_lin) =
   /// 0 (the normal part of dq at q_0), against the free displacement
-  /// dq = q_1 - q_0 - c.  Dense holonomic
-  /// constraints (the sparse path and g(q, p) are not checked).  Counted in
+  /// dq = q_1 - q_0 - c.  Dense constraints
+  /// (g(q, p): distant_phase_space_root; the sparse path is not checked).  Counted in
   /// stats.
-  bool distant_shake_root(const ConstVecRef& q0, double ratio) {
-    if (sparse_ || !g_->holonomic()) return false;
+  bool distant_shake_root(const Vec& start, double ratio) {
+    if (sparse_) return false;
+    if (!g_->holonomic()) return distant_phase_space_root(start, ratio);
+    const auto q0 = start.head(d_);
     RyW_.noalias() = Ry_ * W_;
     ZyW_.noalias() = Zy_ * W_;
     rwlu_.compute(Rw_);
@@ -469,6 +471,35 @@ class GeometricRattle final : public Stepper {
     cvec_.noalias() = ZyW_ * dsig_;
     if (!DampedMultiplierNewton::distant(cvec_.head(d_).norm(), zfree_.head(d_).norm(), inf_norm(q0), ratio))
       return false;
+    ++problem_.stats().distant_roots;
+    return true;
+  }
+
+  /// The same for g(q, p): the multipliers move z along the fibres, the
+  /// flows of X_g, tangent to {g = 0} (coisotropic: {g_i, g_j} = 0), by an
+  /// amount that can exceed the free step (and is not unique on closed
+  /// fibres such as the Hopf circles), so the test is on z_1 itself: the
+  /// part of the chord z_1 - z_s (z_s the start on the fibre of z_0) normal
+  /// to {g = 0} at z_1, |N (z_1 - z_s)|_2 with N = Dg^T (Dg Dg^T)^+ Dg (the
+  /// last Newton iterate's Dg, within a correction of z_1): about
+  /// |z_1 - z_s|^2 / (2 R) on a root of the branch, about the diameter across
+  /// {g = 0}; against the free displacement dz = z_1 - z_s - D s, D s the
+  /// multipliers' displacement linearised as for holonomic g.  No user call.
+  bool distant_phase_space_root(const Vec& zs, double ratio) {
+    RyW_.noalias() = Ry_ * W_;
+    ZyW_.noalias() = Zy_ * W_;
+    rwlu_.compute(Rw_);
+    Tw_.noalias() = rwlu_.solve(RyW_);
+    ZyW_.noalias() -= Zw_ * Tw_;  // D (all of z_1)
+    cvec_.noalias() = ZyW_ * s_;
+    zfree_ = z1_ - cvec_ - zs;  // dz
+    cvec_ = z1_ - zs;           // the chord
+    Msig_.noalias() = Dg1_ * Dg1_.transpose();
+    if (!small_.compute(Msig_)) return false;
+    r_.noalias() = Dg1_ * cvec_;
+    small_.solve(r_, dsig_);
+    const double normal = std::sqrt(std::max(0.0, r_.dot(dsig_)));
+    if (!DampedMultiplierNewton::distant(normal, zfree_.norm(), inf_norm(zs), ratio)) return false;
     ++problem_.stats().distant_roots;
     return true;
   }

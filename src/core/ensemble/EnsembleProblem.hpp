@@ -18,6 +18,7 @@
 
 #include "DerivativeCheck.hpp"
 #include "Interrupt.hpp"
+#include "ensemble/MemberThreads.hpp"
 #include "Types.hpp"
 
 #include <algorithm>
@@ -85,6 +86,28 @@ class EnsembleProblem {
       g_minus_.resize(m_, K_);
     }
   }
+
+  /// f of one member alone, f(context, t, j, x, out) for member j (x and
+  /// out 2d numbers), callable for different members at once (a compiled
+  /// model: NativeModel.h): a method may then run its per-member work, f
+  /// included, across `threads` (EnsembleSplitting).  The batched Field
+  /// stays the one the other callers use.
+  using MemberField = void (*)(const void* context, double t, int j, const double* x, double* out);
+  void set_member_field(MemberField f, const void* context, MemberThreads* threads) {
+    member_f_ = f;
+    member_context_ = context;
+    threads_ = threads;
+  }
+  bool has_member_field() const { return member_f_ != nullptr && threads_ != nullptr; }
+  MemberThreads* threads() const { return threads_; }
+  /// One batched call's worth of member_field calls: polled and counted as
+  /// field() counts them (on the calling thread, before they run).
+  void count_member_field_call() {
+    poll_interrupt();
+    ++stats_.field_calls;
+    stats_.field_members += K_;
+  }
+  void member_field(double t, int j, const double* x, double* out) const { member_f_(member_context_, t, j, x, out); }
 
   int dim() const { return d_; }
   int members() const { return K_; }
@@ -182,6 +205,9 @@ class EnsembleProblem {
   Mat q_pert_, g_plus_, g_minus_;
   const Mat* background_ = nullptr;
   Mat full_x_, full_f_, full_q_, full_g_, full_G_;
+  MemberField member_f_ = nullptr;
+  const void* member_context_ = nullptr;
+  MemberThreads* threads_ = nullptr;
 };
 
 /// True if column j of A is all finite.

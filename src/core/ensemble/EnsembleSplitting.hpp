@@ -24,6 +24,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 namespace odepkg::ensemble {
 
@@ -64,7 +65,7 @@ class EnsembleSplitting final : public EnsembleMethod {
 
   EnsembleSplitting(EnsembleProblem& pb, Kind kind)
       : EnsembleMethod(pb), kind_(kind), Y_(2 * pb.dim(), pb.members()), W_(2 * pb.dim(), pb.members()),
-        ok_(pb.members()) {}
+        ok_(pb.members()), miss_(pb.members(), 0) {}
 
   const char* name() const override {
     switch (kind_) {
@@ -109,6 +110,43 @@ class EnsembleSplitting final : public EnsembleMethod {
     const double* f0 = force0.data();
     const Eigen::Index sx0 = X0.outerStride(), sf0 = force0.outerStride();
     const double c = kind_ == Kind::SymplecticEuler ? h : 0.5 * h;  // the first kick
+    const double c2 = kind_ == Kind::SymplecticEuler ? 0.0 : 0.5 * h;  // the closing kick
+    double* x1 = X1.data();
+    double* f1 = force1.data();
+    const Eigen::Index sx1 = X1.outerStride(), sf1 = force1.outerStride();
+    // f member by member (a compiled model): the whole step of each member
+    // in one pass, the members across threads; the same operations as the
+    // batched path below, so the same results, for any number of threads.
+    if (model_.active() && pb_.has_member_field()) {
+      pb_.count_member_field_call();
+      double* wm = W_.data();
+      const VelocityModel& model = model_;
+      const EnsembleProblem& pb = pb_;
+      char* miss = miss_.data();
+      auto body = [=, &model, &pb](int begin, int end) {
+        for (int j = begin; j < end; ++j) {
+          double* yj = y + j * n;
+          double* wj = wm + j * n;
+          for (int i = 0; i < d; ++i) yj[d + i] = x0[j * sx0 + d + i] + c * f0[j * sf0 + i];
+          model.predict(ids[j], yj + d, yj);
+          for (int i = 0; i < d; ++i) yj[i] = x0[j * sx0 + i] + h * yj[i];
+          pb.member_field(t + h, ids[j], yj, wj);
+          const bool ok = finite(wj, n);
+          miss[j] = 0;
+          if (ok && !model.identity()) {
+            double v[VelocityModel::kMaxDim];
+            model.predict(ids[j], yj + d, v);
+            miss[j] = !model.matches(ids[j], yj + d, v, wj);
+          }
+          status[j] = close(d, c2, yj, wj, x1 + j * sx1, f1 + j * sf1, ok);
+        }
+      };
+      pb_.threads()->for_members(k, body);
+      bool any_miss = false;
+      for (int j = 0; j < k; ++j) any_miss = any_miss || miss[j];
+      if (!any_miss) return;
+      model_.disable();  // T is not quadratic after all: for good (the two-call step below)
+    }
     for (int j = 0; j < k; ++j)
       for (int i = 0; i < d; ++i) y[j * n + d + i] = x0[j * sx0 + d + i] + c * f0[j * sf0 + i];
     bool two_calls = !model_.active();
@@ -120,7 +158,7 @@ class EnsembleSplitting final : public EnsembleMethod {
       }
       pb_.field(t + h, Y, W, ids);
       for (int j = 0; j < k; ++j) {
-        ok_(j) = column_finite(W, j);
+        ok_(j) = finite(w + j * n, n);
         if (!ok_(j) || model_.identity()) continue;
         // the prediction again (Y's q rows now hold q_1) against f's H_p
         double v[VelocityModel::kMaxDim];
@@ -137,29 +175,34 @@ class EnsembleSplitting final : public EnsembleMethod {
       for (int j = 0; j < k; ++j)
         for (int i = 0; i < d; ++i) y[j * n + i] = x0[j * sx0 + i] + h * w[j * n + i];
       pb_.field(t + h, Y, W, ids);
-      for (int j = 0; j < k; ++j) ok_(j) = column_finite(W, j);
+      for (int j = 0; j < k; ++j) ok_(j) = finite(w + j * n, n);
     }
-    const double c2 = kind_ == Kind::SymplecticEuler ? 0.0 : 0.5 * h;  // the closing kick
-    double* x1 = X1.data();
-    double* f1 = force1.data();
-    const Eigen::Index sx1 = X1.outerStride(), sf1 = force1.outerStride();
-    for (int j = 0; j < k; ++j) {
-      const double* yj = y + j * n;
-      const double* wj = w + j * n + d;
-      double* x1j = x1 + j * sx1;
-      double* f1j = f1 + j * sf1;
-      double zero = 0.0;
-      for (int i = 0; i < d; ++i) {
-        f1j[i] = wj[i];
-        x1j[i] = yj[i];
-        x1j[d + i] = yj[d + i] + c2 * wj[i];
-        zero += x1j[i] * 0.0 + x1j[d + i] * 0.0;  // NaN unless finite
-      }
-      status[j] = ok_(j) && zero == 0.0 ? StepStatus::Success : StepStatus::NonFinite;
-    }
+    for (int j = 0; j < k; ++j)
+      status[j] = close(d, c2, y + j * n, w + j * n, x1 + j * sx1, f1 + j * sf1, ok_(j));
   }
 
  private:
+  /// The closing kick of one member from y = [q_1; p_{1/2}] and w = f at
+  /// y: x1 = [q_1; p_{1/2} + c2 F(q_1)], f1 = F(q_1).
+  static StepStatus close(int d, double c2, const double* y, const double* w, double* x1, double* f1, bool ok) {
+    const double* force = w + d;
+    double zero = 0.0;
+    for (int i = 0; i < d; ++i) {
+      f1[i] = force[i];
+      x1[i] = y[i];
+      x1[d + i] = y[d + i] + c2 * force[i];
+      zero += x1[i] * 0.0 + x1[d + i] * 0.0;  // NaN unless finite
+    }
+    return ok && zero == 0.0 ? StepStatus::Success : StepStatus::NonFinite;
+  }
+
+  /// The n numbers at x are finite (one pass, no Eigen block per member).
+  static bool finite(const double* x, int n) {
+    double zero = 0.0;
+    for (int i = 0; i < n; ++i) zero += x[i] * 0.0;
+    return zero == 0.0;
+  }
+
   /// The caller's blocks must have the sizes the raw loops assume.
   static void require(const ConstMatRef& A, int rows, int cols) {
     if (A.rows() != rows || A.cols() < cols || A.innerStride() != 1)
@@ -170,6 +213,7 @@ class EnsembleSplitting final : public EnsembleMethod {
   VelocityModel model_;
   Mat Y_, W_;
   Eigen::Array<bool, Eigen::Dynamic, 1> ok_;
+  std::vector<char> miss_;  ///< per member: f's H_p missed the velocity model (member-field path)
 };
 
 }  // namespace odepkg::ensemble

@@ -80,13 +80,15 @@ class VelocityModel {
   }
 
   /// v = A_j p + b_j.
+  // Raw offsets into A_ and b_ (no Eigen block per call: this runs per
+  // member and step).
   void predict(int j, const double* p, double* v) const {
-    const double* b = b_.col(j).data();
     if (identity_) {
       for (int i = 0; i < d_; ++i) v[i] = p[i];
       return;
     }
-    const double* a = A_.col(j * d_).data();  // d x d, column-major
+    const double* b = b_.data() + static_cast<Eigen::Index>(j) * d_;
+    const double* a = A_.data() + static_cast<Eigen::Index>(j) * d_ * d_;  // d x d, column-major
     for (int i = 0; i < d_; ++i) v[i] = b[i];
     for (int c = 0; c < d_; ++c) {
       const double pc = p[c];
@@ -101,7 +103,7 @@ class VelocityModel {
       for (int i = 0; i < d_; ++i) out[i] = x[i];
       return;
     }
-    const double* a = A_.col(j * d_).data();
+    const double* a = A_.data() + static_cast<Eigen::Index>(j) * d_ * d_;
     for (int i = 0; i < d_; ++i) out[i] = 0.0;
     for (int c = 0; c < d_; ++c)
       for (int i = 0; i < d_; ++i) out[i] += a[c * d_ + i] * x[c];
@@ -116,7 +118,7 @@ class VelocityModel {
   bool matches(int j, const double* p, const double* v, const double* hp) const {
     if (identity_) return true;  // f's velocity part is v itself
     double p_max = 0.0, hp_max = 0.0, miss = 0.0, b_max = 0.0;
-    const double* b = b_.col(j).data();
+    const double* b = b_.data() + static_cast<Eigen::Index>(j) * d_;
     for (int i = 0; i < d_; ++i) {
       if (!std::isfinite(hp[i])) return false;
       p_max = std::max(p_max, std::abs(p[i]));
@@ -125,7 +127,7 @@ class VelocityModel {
       miss = std::max(miss, std::abs(hp[i] - v[i]));
     }
     const double eps = std::numeric_limits<double>::epsilon();
-    return miss <= 1e3 * eps * (norm_(j) * p_max + b_max + hp_max);
+    return miss <= 1e3 * eps * (norm_.data()[j] * p_max + b_max + hp_max);
   }
 
  private:
