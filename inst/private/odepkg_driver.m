@@ -29,20 +29,6 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
            solver);
   endif
 
-  ## a model with a separable H: "Explicit" unless the user gave it (before
-  ## the options are checked: CompensatedSummation needs it)
-  ## (not for g(q, p): its geometric RATTLE has no explicit scheme)
-  if (model && isfield (fcn, "separable") && (islogical (fcn.separable) || isnumeric (fcn.separable))
-      && isscalar (fcn.separable) && fcn.separable == true
-      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
-      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
-    if (isnumeric (opts) && isempty (opts))
-      opts = struct ("Explicit", "yes");
-    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
-      opts.Explicit = "yes";
-    endif
-  endif
-
   ## --- tspan ---------------------------------------------------------------
   if (! (isnumeric (tspan) && isreal (tspan) && isvector (tspan)
          && all (isfinite (tspan))))
@@ -67,6 +53,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
              '%s: option "NonholonomicFcn" is not implemented for ensembles (Y0 with several columns): integrate the members one by one',
              solver);
     endif
+    opts = explicit_default (model, fcn, method, opts);
     out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extra);
     return;
   endif
@@ -385,6 +372,7 @@ endfunction
 function P = odepkg_prepare (solver, method, nout, fcn, tspan, opts, extra, n, model, lie)
   ## --- options (as ode45: a non-struct fourth argument is the first extra
   ## parameter) ---------------------------------------------------------------
+  opts = explicit_default (model, fcn, method, opts);
   [o, opts, extra, same_again] = odepkg_parse_options (solver, opts, extra, n);
   if (isfield (o, "Threads") && ! isempty (o.Threads))
     error ("odepkg:invalidOption",
@@ -444,6 +432,24 @@ function P = odepkg_prepare (solver, method, nout, fcn, tspan, opts, extra, n, m
   P = struct ("o", o, "o_m", o_m, "fcn", fcn, "fcn_m", fcn_m, "extra", {extra}, "times", times,
               "monitor", monitor, "multipliers", multipliers, "copts", copts, "idata", idata,
               "order", odepkg_composed_order (o), "same_again", same_again);
+endfunction
+
+## A model with a separable H: "Explicit" unless the user gave it (before
+## the options are checked: CompensatedSummation needs it; not for
+## g(q, p): its geometric RATTLE has no explicit scheme).  Applied where the
+## options are read (odepkg_prepare, the ensemble branch), so that the
+## driver's memo is keyed on the user's own OPTS.
+function opts = explicit_default (model, fcn, method, opts)
+  if (model && isfield (fcn, "separable") && (islogical (fcn.separable) || isnumeric (fcn.separable))
+      && isscalar (fcn.separable) && fcn.separable == true
+      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
+      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
+    if (isnumeric (opts) && isempty (opts))
+      opts = struct ("Explicit", "yes");
+    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
+      opts.Explicit = "yes";
+    endif
+  endif
 endfunction
 
 ## The initial state as the solver names it: odeVV [x0; v0], else [q0; p0].
