@@ -1178,6 +1178,36 @@ endfunction
 %!error <option "CompensatedSummation" is not used by odeRATTLE> odeRATTLE (@(t, x) [x(3:4); 0; -1], [0 1], [1; 0; 0; 0], odepkgset ("ConstraintFcn", @(q) q'*q - 1, "ConstraintsNb", 1, "CompensatedSummation", "on"))
 %!error <option "CompensatedSummation" must be> odeSV (@(t, x) [x(2); -x(1)], [0 1], [1; 0], odepkgset ("Explicit", "yes", "CompensatedSummation", "maybe"))
 
+## a repeated call is prepared once (odepkg_driver's memo, keyed on the
+## inputs' content), yet every input is honoured: the same call gives the
+## same bits; a changed option, TSPAN, parameter or Y0 its own run (against
+## the closed form of x'' = -k x); an option that warns warns every time
+%!test
+%! f = @(t, y, k) [y(2); -k*y(1)];
+%! o = odepkgset ("TimeStepSize", 0.01, "Explicit", "yes");
+%! [t1, y1] = odeSV (f, [0 1], [1; 0], o, 4);
+%! [t2, y2] = odeSV (f, [0 1], [1; 0], o, 4);
+%! assert (isequal ([t2, y2], [t1, y1]));
+%! assert (y1(end, 1), cos (2), 1e-4);
+%! o.TimeStepSize = 0.02;
+%! [t3, y3] = odeSV (f, [0 1], [1; 0], o, 4);
+%! assert (numel (t3), 51);
+%! assert (y3(end, 1), cos (2), 1e-3);
+%! [t4, y4] = odeSV (f, [0 2], [1; 0], o, 4);
+%! assert (t4(end), 2);
+%! assert (y4(end, 1), cos (4), 1e-3);
+%! [~, y5] = odeSV (f, [0 1], [1; 0], o, 1);
+%! assert (y5(end, 1), cos (1), 1e-3);
+%! [~, y6] = odeSV (f, [0 1], [0; 1], o, 4);
+%! assert (y6(end, 1), sin (2) / 2, 1e-3);
+%! oa = odepkgset ("RelTol", 1e-17, "AbsTol", 1e-6);
+%! for k = 1:2
+%!   lastwarn ("");
+%!   [~, ~] = odeSV (f, [0 0.01], [1; 0], oa, 4);
+%!   [~, id] = lastwarn ();
+%!   assert (id, "odepkg:relTolTooSmall");
+%! endfor
+
 ## Models of odepkg_model (octave-symbolic and a C compiler needed): the
 ## native run equals the function-handle run with hand-written derivatives,
 ## step for step, to round-off

@@ -845,6 +845,31 @@ endfunction
 %! confirm_recursive_rmdir (false, "local");
 %! rmdir (cdir, "s");
 
+## a "Library" rebuilt at the same path: the next run takes the new code
+## (the loaded kernels are kept open from run to run, NativeKernels.h, but
+## a file replaced or rewritten is loaded anew)
+%!testif ; ! isempty (pkg ("list", "symbolic"))
+%! cdir = tempname ();  mkdir (cdir);
+%! c = fullfile (cdir, "osc.c");
+%! so = fullfile (cdir, "libosc.so");
+%! for w2 = [1, 4, 9]
+%!   fid = fopen (c, "w");
+%!   fputs (fid, ["int odepkg_abi (void) { return 2; }\n", ...
+%!     "void odepkg_dims (int *d) { d[0] = 1; d[1] = 0; d[2] = 0; d[3] = 1; }\n", ...
+%!     "int odepkg_nnz (int which) { return which == 0 ? 2 : -1; }\n", ...
+%!     "void odepkg_pattern (int which, int *r, int *c) { (void) which; r[0] = 0; c[0] = 0; r[1] = 1; c[1] = 1; }\n", ...
+%!     sprintf("void odepkg_H (double t, const double *x, const double *k, double *o) { (void) t; (void) k; o[0] = 0.5 * x[1] * x[1] + 0.5 * %d * x[0] * x[0]; }\n", w2), ...
+%!     sprintf("void odepkg_f (double t, const double *x, const double *k, double *o) { (void) t; (void) k; o[0] = x[1]; o[1] = -%d * x[0]; }\n", w2), ...
+%!     sprintf("void odepkg_hess (double t, const double *x, const double *k, double *o) { (void) t; (void) x; (void) k; o[0] = %d; o[1] = 1; }\n", w2)]);
+%!   fclose (fid);
+%!   assert (system (sprintf ('gcc -O2 -shared -fPIC -o "%s" "%s"', so, c)), 0);
+%!   ml = odepkg_model ("Library", so, "Separable", true, "CacheDir", cdir);
+%!   [t, y] = odeSV (ml, [0 1], [1; 0], odepkgset ("TimeStepSize", 1e-3));
+%!   assert (y(end, 1), cos (sqrt (w2)), 1e-5);         # the frequency of this build
+%! endfor
+%! confirm_recursive_rmdir (false, "local");
+%! rmdir (cdir, "s");
+
 ## the cache is keyed on the inputs: a second build runs neither SymPy nor
 ## the compiler, in this session or another one (without octave-symbolic
 ## loaded); two processes building the same model at once into a fresh

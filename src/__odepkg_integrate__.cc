@@ -20,6 +20,8 @@
 #include <octave/oct.h>
 #include <octave/quit.h>
 
+#include <sys/stat.h>
+
 #include <memory>
 #include <vector>
 
@@ -96,6 +98,13 @@ load_native_model (const octave_value& model, Settings& s, int n, const std::str
                    who, s.fns.m, m);
   if (mf.par.cols () != 1)
     error_with_id ("odepkg:invalidInput", "%s: a single run takes one value per parameter of the model", who);
+  // the driver reuses a prepared call (odepkg_driver's memo): the file is
+  // looked for here, on every call
+  struct stat st;
+  if (stat (mf.file.c_str (), &st) != 0)
+    error_with_id ("odepkg:nativeModel",
+                   "%s: the model's kernels %s are gone (the cache was cleared?): build the model again with odepkg_model",
+                   who, mf.file.c_str ());
   auto lm = std::make_unique<LoadedModel> ();
   lm->kernels = load_kernels (mf);
   NativeKernels* k = lm->kernels.get ();

@@ -29,19 +29,6 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
            solver);
   endif
 
-  ## a model with a separable H: "Explicit" unless the user gave it (before
-  ## the options are checked: CompensatedSummation needs it)
-  ## (not for g(q, p): its geometric RATTLE has no explicit scheme)
-  if (model && isfield (fcn, "separable") && isequal (fcn.separable, true)
-      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
-      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
-    if (isnumeric (opts) && isempty (opts))
-      opts = struct ("Explicit", "yes");
-    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
-      opts.Explicit = "yes";
-    endif
-  endif
-
   ## --- tspan ---------------------------------------------------------------
   if (! (isnumeric (tspan) && isreal (tspan) && isvector (tspan)
          && all (isfinite (tspan))))
@@ -66,6 +53,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
              '%s: option "NonholonomicFcn" is not implemented for ensembles (Y0 with several columns): integrate the members one by one',
              solver);
     endif
+    opts = explicit_default (model, fcn, method, opts);
     out = odepkg_ensemble (solver, method, nout, fcn, tspan, y0, opts, extra);
     return;
   endif
@@ -87,54 +75,32 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   y0 = double (y0(:));
   n = numel (y0);
 
-  ## --- options (as ode45: a non-struct fourth argument is the first extra
-  ## parameter) ---------------------------------------------------------------
-  [o, opts, extra] = odepkg_parse_options (solver, opts, extra, n);
-  if (isfield (o, "Threads") && ! isempty (o.Threads))
-    error ("odepkg:invalidOption",
-           '%s: option "Threads" is for ensembles of a model (Y0 with one column per member, FCN a model of odepkg_model); a single trajectory runs on one thread',
-           solver);
-  endif
-  ## a model: its kernels run in the compiled loop (fcn, the struct with the
-  ## parameter values); fcn_m, o_m: handles on the kernels for what runs here
-  ## (invariant monitoring, deval's projection)
-  fcn_m = fcn;
-  cons_m = struct ();
-  if (model)
-    [fcn, fcn_m, o, cons_m] = odepkg_model_prepare (solver, method, fcn, opts, o, extra, n);
-  endif
-  if (lie)
-    lie_options (solver, o);
-  endif
-
-  ## --- time mode (conflicting step options refused) -----------------------
-  [times, o] = odepkg_time_mode (solver, tspan, o, opts);
-  o_m = o;
-  for [v, k] = cons_m
-    o_m.(k) = v;
+  ## --- options, model, time mode, output function: the same inputs (equal
+  ## content, __odepkg_same__; y0 by its size only) give the same prepared
+  ## call, so a loop of runs prepares it once (odepkg_prepare: about 0.3 ms
+  ## of a short run); a preparation that warned is made again each time.
+  ## The last four are kept (their inputs too, as shared values, not copies:
+  ## a large parameter or a handle's workspace stays alive until replaced).
+  persistent recent = {};
+  key = {solver, method, nout, fcn, tspan, opts, extra, n};
+  P = [];
+  for i = 1:numel (recent)
+    if (__odepkg_same__ (recent{i}.key, key))
+      P = recent{i};
+      break;
+    endif
   endfor
-  if (isempty (o.MaxStep))
-    o.MaxStep = 0.1 * abs (times(end) - times(1));
+  if (isempty (P))
+    P = odepkg_prepare (solver, method, nout, fcn, tspan, opts, extra, n, model, lie);
+    if (P.same_again)
+      P.key = key;
+      recent = [{P}, recent(1:min (end, 3))];
+    endif
   endif
+  ## (a model's kernels, maybe deleted since, are looked for by the compiled side)
+  o = P.o;  o_m = P.o_m;  fcn = P.fcn;  fcn_m = P.fcn_m;  extra = P.extra;  times = P.times;
+  monitor = P.monitor;  multipliers = P.multipliers;
 
-  ## --- output function (odeplot when no output is requested) --------------
-  ## The compiled side calls it ("init", every output, "done") after all of
-  ## its own input checks: no plot window opens before an input error.
-  if (isempty (o.OutputFcn) && nout == 0)
-    o.OutputFcn = @odeplot;
-  endif
-
-  ## Invariant monitoring (HamiltonianFcn, InvariantFcn): their values at
-  ## (t0, y0) are checked here, before any output function runs; off, no
-  ## function is called.
-  monitor = ! isempty (o.HamiltonianFcn) || ! isempty (o.InvariantFcn);
-  ## MonitorMultipliers "on" (constrained solvers): residuals and
-  ## multipliers at the output times, computed after the run
-  multipliers = strcmp (o.MonitorMultipliers, "on");
-  if (multipliers && isempty (o.ConstraintFcn) && isempty (o.NonholonomicFcn))
-    error ("odepkg:invalidOption",
-           '%s: option "MonitorMultipliers" is for constrained runs: give ConstraintFcn, or drop it', solver);
-  endif
   monitor_t0 = [];
   monitor_calls = struct ("f", 0, "g", 0, "G", 0, "H", 0, "I", 0, "A", 0);
   if (monitor)
@@ -143,7 +109,7 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
     monitor_t0.y0 = y0;
   endif
 
-  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress", "MonitorMultipliers", "OnFailure"});
+  copts = P.copts;
   ## No output argument: the run streams through the OutputFcn (odeplot by
   ## default) and nothing is stored, so no output memory limit applies.
   store = nout > 0;
@@ -241,16 +207,12 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   if (! lie && spvi_nodes && ! isempty (nodes))
     idata = struct ("nodes", nodes);
   endif
-  if (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})))
-    idata = struct ("constraint", o_m.ConstraintFcn, "grad", o_m.ConstraintGradFcn, "fcn", fcn_m,
-                    "extra", {extra}, "variables", o.ConstraintVariables);
-    if (! isempty (o.NonholonomicFcn))
-      idata.nonholonomic = o.NonholonomicFcn;     # deval projects onto A(q) H_p = 0 too
-    endif
+  if (! isempty (P.idata))                   # odeRATTLE, odeSHAKE (odepkg_prepare)
+    idata = P.idata;
   endif
   ## a composed run of order p interpolates through p output points, so
   ## deval and Refine keep the method's order (a cubic would give order 4)
-  p = odepkg_composed_order (o);
+  p = P.order;
   if (p > 4 && ! lie)
     if (isempty (idata))
       idata = struct ();
@@ -314,11 +276,13 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
   endif
   ## every user call counted: the monitor's calls of f, g and G with the
   ## method's, those of HamiltonianFcn and InvariantFcn on their own
-  st.nfevals += monitor_calls.f;
-  st.nconstrevals += monitor_calls.g;
-  st.nconstrgradevals += monitor_calls.G;
-  if (isfield (monitor_calls, "A") && isfield (st, "nnonholevals"))
-    st.nnonholevals += monitor_calls.A;
+  if (monitor || multipliers)                 # else all zero
+    st.nfevals += monitor_calls.f;
+    st.nconstrevals += monitor_calls.g;
+    st.nconstrgradevals += monitor_calls.G;
+    if (isfield (monitor_calls, "A") && isfield (st, "nnonholevals"))
+      st.nnonholevals += monitor_calls.A;
+    endif
   endif
   st.nhamiltonianevals = monitor_calls.H;
   st.ninvariantevals = monitor_calls.I;
@@ -399,6 +363,93 @@ function out = odepkg_driver (solver, method, nout, fcn, tspan, y0, opts, extra)
       out = {t, y, te, ye, ie}(1:nout);
   endswitch
 
+endfunction
+
+## Everything of a call that depends on its inputs but not on y0's values:
+## the options merged and checked, the model prepared, the output times,
+## the options for the compiled side (copts) and the monitoring flags.
+## same_again: false when a warning was given (not to be memoized).
+function P = odepkg_prepare (solver, method, nout, fcn, tspan, opts, extra, n, model, lie)
+  ## --- options (as ode45: a non-struct fourth argument is the first extra
+  ## parameter) ---------------------------------------------------------------
+  opts = explicit_default (model, fcn, method, opts);
+  [o, opts, extra, same_again] = odepkg_parse_options (solver, opts, extra, n);
+  if (isfield (o, "Threads") && ! isempty (o.Threads))
+    error ("odepkg:invalidOption",
+           '%s: option "Threads" is for ensembles of a model (Y0 with one column per member, FCN a model of odepkg_model); a single trajectory runs on one thread',
+           solver);
+  endif
+  ## a model: its kernels run in the compiled loop (fcn, the struct with the
+  ## parameter values); fcn_m, o_m: handles on the kernels for what runs here
+  ## (invariant monitoring, deval's projection)
+  fcn_m = fcn;
+  cons_m = struct ();
+  if (model)
+    [fcn, fcn_m, o, cons_m] = odepkg_model_prepare (solver, method, fcn, opts, o, extra, n);
+  endif
+  if (lie)
+    lie_options (solver, o);
+  endif
+
+  ## --- time mode (conflicting step options refused) -----------------------
+  [times, o] = odepkg_time_mode (solver, tspan, o, opts);
+  o_m = o;
+  for [v, k] = cons_m
+    o_m.(k) = v;
+  endfor
+  if (isempty (o.MaxStep))
+    o.MaxStep = 0.1 * abs (times(end) - times(1));
+  endif
+
+  ## --- output function (odeplot when no output is requested) --------------
+  ## The compiled side calls it ("init", every output, "done") after all of
+  ## its own input checks: no plot window opens before an input error.
+  if (isempty (o.OutputFcn) && nout == 0)
+    o.OutputFcn = @odeplot;
+  endif
+
+  ## Invariant monitoring (HamiltonianFcn, InvariantFcn): their values at
+  ## (t0, y0) are checked here, before any output function runs; off, no
+  ## function is called.
+  monitor = ! isempty (o.HamiltonianFcn) || ! isempty (o.InvariantFcn);
+  ## MonitorMultipliers "on" (constrained solvers): residuals and
+  ## multipliers at the output times, computed after the run
+  multipliers = strcmp (o.MonitorMultipliers, "on");
+  if (multipliers && isempty (o.ConstraintFcn) && isempty (o.NonholonomicFcn))
+    error ("odepkg:invalidOption",
+           '%s: option "MonitorMultipliers" is for constrained runs: give ConstraintFcn, or drop it', solver);
+  endif
+  copts = rmfield (o, {"Stats", "HamiltonianFcn", "InvariantFcn", "Progress", "MonitorMultipliers", "OnFailure"});
+  ## what deval needs of a constrained run (it projects onto the constraints)
+  idata = [];
+  if (any (strcmp (solver, {"odeRATTLE", "odeSHAKE"})))
+    idata = struct ("constraint", o_m.ConstraintFcn, "grad", o_m.ConstraintGradFcn, "fcn", fcn_m,
+                    "extra", {extra}, "variables", o.ConstraintVariables);
+    if (! isempty (o.NonholonomicFcn))
+      idata.nonholonomic = o.NonholonomicFcn;     # deval projects onto A(q) H_p = 0 too
+    endif
+  endif
+  P = struct ("o", o, "o_m", o_m, "fcn", fcn, "fcn_m", fcn_m, "extra", {extra}, "times", times,
+              "monitor", monitor, "multipliers", multipliers, "copts", copts, "idata", idata,
+              "order", odepkg_composed_order (o), "same_again", same_again);
+endfunction
+
+## A model with a separable H: "Explicit" unless the user gave it (before
+## the options are checked: CompensatedSummation needs it; not for
+## g(q, p): its geometric RATTLE has no explicit scheme).  Applied where the
+## options are read (odepkg_prepare, the ensemble branch), so that the
+## driver's memo is keyed on the user's own OPTS.
+function opts = explicit_default (model, fcn, method, opts)
+  if (model && isfield (fcn, "separable") && (islogical (fcn.separable) || isnumeric (fcn.separable))
+      && isscalar (fcn.separable) && fcn.separable == true
+      && any (strcmp (method, {"symplectic_euler", "stormer_verlet", "rattle", "shake"}))
+      && ! (isfield (fcn, "constraint_variables") && strcmp (fcn.constraint_variables, "qp")))
+    if (isnumeric (opts) && isempty (opts))
+      opts = struct ("Explicit", "yes");
+    elseif (isstruct (opts) && isscalar (opts) && ! (isfield (opts, "Explicit") && ! isempty (opts.Explicit)))
+      opts.Explicit = "yes";
+    endif
+  endif
 endfunction
 
 ## The initial state as the solver names it: odeVV [x0; v0], else [q0; p0].

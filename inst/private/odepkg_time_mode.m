@@ -71,8 +71,9 @@ function [times, o] = odepkg_time_mode (solver, tspan, o, given)
       step_option = "TimeStepNumber";
     endif
     adaptive_only = {"RelTol", "AbsTol", "NormControl", "InitialStep", "MaxStep"};
+    adaptive_only = adaptive_only(isfield (given, adaptive_only));   # one call for the five
     for i = 1:numel (adaptive_only)
-      if (has (given, adaptive_only{i}))
+      if (! isempty (given.(adaptive_only{i})))
         error ("odepkg:invalidOption",
                ['%s: option "%s" conflicts with "%s": it controls adaptive steps, and fixed ' ...
                 'steps have no error control; remove one of them'], solver, adaptive_only{i},

@@ -29,12 +29,104 @@
 #include "Types.hpp"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace odepkg::binding {
+
+/// The loaded kernel files, kept open from call to call: a dlopen and
+/// dlclose per solver call mapped and unmapped the file each time (about
+/// half of the compiled side's fixed cost of a short run).  A file is
+/// reused while its identity (device, inode, size, modification and change
+/// times) is the one it was loaded with; a file replaced or rewritten at
+/// the same path is loaded anew, after the old one is closed once no run
+/// uses it (dlopen of a path still open would return the old code).  The
+/// objects close when the oct-file is unloaded.
+class KernelLibraries {
+ public:
+  /// An open shared object; closed with its last user.
+  struct Library {
+    explicit Library(void* h) : handle(h) {}
+    ~Library() {
+      if (handle) dlclose(handle);
+    }
+    Library(const Library&) = delete;
+    Library& operator=(const Library&) = delete;
+    void* handle;
+  };
+
+  /// The library at `path`, loaded or reused; null with `error` set when
+  /// dlopen fails.
+  static std::shared_ptr<Library> open(const std::string& path, std::string& error) {
+    Identity id;
+    const bool known = identify(path, id);
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.entries.find(path);
+    if (it != r.entries.end()) {
+      if (known && it->second.id == id) return it->second.library;
+      r.entries.erase(it);  // changed: closed once no run uses it
+    }
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      error = e ? e : "dlopen failed";
+      return nullptr;
+    }
+    auto lib = std::make_shared<Library>(h);
+    if (known) r.entries[path] = Entry{id, lib};
+    return lib;
+  }
+
+  /// Drop `path` from the cache (its kernels were refused).
+  static void forget(const std::string& path) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.entries.erase(path);
+  }
+
+ private:
+  struct Identity {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = 0;
+    long long mtime_s = 0, mtime_ns = 0, ctime_s = 0, ctime_ns = 0;
+    bool operator==(const Identity& o) const {
+      return dev == o.dev && ino == o.ino && size == o.size && mtime_s == o.mtime_s && mtime_ns == o.mtime_ns &&
+             ctime_s == o.ctime_s && ctime_ns == o.ctime_ns;
+    }
+  };
+  struct Entry {
+    Identity id;
+    std::shared_ptr<Library> library;
+  };
+  struct Registry {
+    std::mutex mutex;
+    std::map<std::string, Entry> entries;
+  };
+  static Registry& registry() {
+    static Registry r;
+    return r;
+  }
+  static bool identify(const std::string& path, Identity& id) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return false;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    id.size = st.st_size;
+    id.mtime_s = st.st_mtim.tv_sec;
+    id.mtime_ns = st.st_mtim.tv_nsec;
+    id.ctime_s = st.st_ctim.tv_sec;
+    id.ctime_ns = st.st_ctim.tv_nsec;
+    return true;
+  }
+};
 
 class NativeKernels {
  public:
@@ -54,9 +146,11 @@ class NativeKernels {
   /// "nativeModel", never a call that writes out of bounds.  d < 0: the
   /// dimensions are read, not checked (odepkg_model's "Library").
   NativeKernels(const std::string& path, int d, int m, std::vector<double> par)
-      : par_(std::move(par)) {
-    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle_) fail(std::string("cannot load the model's kernels: ") + dlerror());
+      : path_(path), par_(std::move(par)) {
+    std::string error;
+    library_ = KernelLibraries::open(path, error);
+    if (!library_) fail("cannot load the model's kernels: " + error);
+    handle_ = library_->handle;
     auto abi = reinterpret_cast<int (*)()>(sym("odepkg_abi"));
     auto dims = reinterpret_cast<void (*)(int*)>(sym("odepkg_dims"));
     const int a = abi();
@@ -95,9 +189,7 @@ class NativeKernels {
       }
     }
   }
-  ~NativeKernels() {
-    if (handle_) dlclose(handle_);
-  }
+  ~NativeKernels() = default;  // the library stays open for the next run (KernelLibraries)
   NativeKernels(const NativeKernels&) = delete;
   NativeKernels& operator=(const NativeKernels&) = delete;
 
@@ -181,8 +273,9 @@ class NativeKernels {
     return p;
   }
   [[noreturn]] void fail(const std::string& what) {
-    if (handle_) dlclose(handle_);
     handle_ = nullptr;
+    library_.reset();
+    KernelLibraries::forget(path_);
     throw InputError("nativeModel", what);
   }
 
@@ -228,6 +321,8 @@ class NativeKernels {
     std::copy(p.inner.begin(), p.inner.end(), out.innerIndexPtr());
   }
 
+  std::string path_;
+  std::shared_ptr<KernelLibraries::Library> library_;
   void* handle_ = nullptr;
   int d_ = 0, m_ = 0, np_ = 0, nc_ = 0;
   bool sparse_ = false;

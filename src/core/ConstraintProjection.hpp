@@ -27,13 +27,14 @@ namespace odepkg {
 class MinNormSolver {
  public:
   explicit MinNormSolver(int n, double threshold = 1e-10)
-      : n_(n), cod_(n, n), c_(n), y_(n) {
+      : n_(n), cod_(n, n), c_(n), y_(n), threshold_(threshold) {
     cod_.setThreshold(threshold);
   }
 
   /// Factorize A; returns false if A is not finite.
   bool compute(const Eigen::Ref<const Mat>& A) {
     if (!A.allFinite()) return false;
+    if (n_ == 1) return compute_scalar(A(0, 0));
     cod_.compute(A);
     rank_ = static_cast<int>(cod_.rank());
     // Condition estimate: ratio of the largest kept pivot to the smallest
@@ -51,7 +52,10 @@ class MinNormSolver {
   }
 
   /// Pivots below this fraction of the largest count as zero (next compute).
-  void set_threshold(double threshold) { cod_.setThreshold(threshold); }
+  void set_threshold(double threshold) {
+    cod_.setThreshold(threshold);
+    threshold_ = threshold;
+  }
 
   int rank() const { return rank_; }
   bool rank_deficient() const { return rank_ < n_; }
@@ -62,6 +66,10 @@ class MinNormSolver {
     const int r = rank_;
     if (r == 0) {
       x.setZero();
+      return;
+    }
+    if (n_ == 1) {
+      x(0) = b(0) / a_;
       return;
     }
     const Mat& qtz = cod_.matrixQTZ();
@@ -88,6 +96,16 @@ class MinNormSolver {
   }
 
  private:
+  /// The 1 x 1 case (one constraint) without the decomposition, with its
+  /// results: Eigen's column-pivoted QR of [a] is [a] itself (no
+  /// reflection: tau = 0), its rank |a| > threshold |a|, its solve b / a.
+  bool compute_scalar(double a) {
+    a_ = a;
+    rank_ = std::abs(a) > std::abs(a) * threshold_ ? 1 : 0;
+    cond_ = rank_ == 1 ? 1.0 : std::numeric_limits<double>::infinity();
+    return true;
+  }
+
   /// x <- (I - tau v v^T) x with v = [1; essential], without temporaries
   /// (Eigen's applyHouseholderOnTheLeft allocates for strided essentials).
   template <class Seg, class Ess>
@@ -102,6 +120,8 @@ class MinNormSolver {
   int n_;
   Eigen::CompleteOrthogonalDecomposition<Mat> cod_;
   Vec c_, y_;
+  double threshold_;
+  double a_ = 0.0;  // n = 1: the matrix
   int rank_ = 0;
   double cond_ = 1.0;
 };

@@ -358,7 +358,7 @@ class SeparableRattle : private RattleAcceptance {
     bool ok = false;
     for (;;) {
       q1_ = vtmp_;
-      q1_.noalias() -= h * (B0_ * L_);
+      sub_scaled(q1_, h, B0_, L_);
       if (!problem_.constraint(q1_, gv_)) return true;
       if (!have_S) {
         if (!problem_.constraint_grad(q1_, G1e_)) return true;
@@ -366,14 +366,14 @@ class SeparableRattle : private RattleAcceptance {
         have_S = true;
       }
       ph_ = pbase_;
-      ph_.noalias() -= G0_.transpose() * L_;
+      sub_transposed(ph_, G0_, L_);
       if (at_roundoff(gv_, G1e_, q1_)) {  // g as small as it can be evaluated
         ok = true;
         break;
       }
       small_.solve(gv_, delta_);
       delta_ /= h;
-      dp_.noalias() = G0_.transpose() * delta_;
+      set_transposed(dp_, G0_, delta_);
       const double nd = weight * inf_norm(dp_) / std::max(1.0, inf_norm(ph_));
       if (!std::isfinite(nd)) break;
       L_ += delta_;
@@ -387,7 +387,7 @@ class SeparableRattle : private RattleAcceptance {
       const double eta = theta / (1.0 - theta);
       if (nd <= opts_.tol || (theta < 0.5 && eta * nd <= std::min(opts_.tol, kRoundoffLeft))) {
         ph_ -= dp_;  // the last correction, exactly (q_1 is affine in L)
-        q1_.noalias() -= h * (B0_ * delta_);
+        sub_scaled(q1_, h, B0_, delta_);
         if (nd > opts_.tol) g_scale = eta;  // |g| left <= eta |g| before it
         ok = true;
         break;
@@ -424,19 +424,19 @@ class SeparableRattle : private RattleAcceptance {
     // 3. Velocity multipliers, linear for affine T_p: G_1 A G_1^T M = G_1 T_p(p*).
     if (shake_) {
       p1_ = pstar_;  // G_1 T_p(p_1) = O(h), measured for Stats by the confirmed model
-      hid_.noalias() = G1_ * velocity_.predict(p1_);
+      set_product(hid_, G1_, velocity_.predict(p1_));
       record_residual(st.max_hidden_residual, inf_norm(hid_), G1_, velocity_.matrix_norm() * inf_norm(p1_));
     } else {
       velocity_.apply(G1_.transpose(), TG1_);
       A_.noalias() = G1_ * TG1_;
       if (!small_.compute(A_)) return true;
       shared_.note_rank(small_, from.t);
-      hid_.noalias() = G1_ * velocity_.predict(pstar_);
+      set_product(hid_, G1_, velocity_.predict(pstar_));
       small_.solve(hid_, M_);
       p1_ = pstar_;
-      p1_.noalias() -= G1_.transpose() * M_;
+      sub_transposed(p1_, G1_, M_);
       const Vec& hp = velocity_.predict(p1_);
-      hid_.noalias() = G1_ * hp;  // round-off, plus the error of a differenced G
+      set_product(hid_, G1_, hp);  // round-off, plus the error of a differenced G
       record_residual(st.max_hidden_residual, inf_norm(hid_) + problem_.constraint_grad_error(hp), G1_,
                       velocity_.matrix_norm() * inf_norm(p1_));
     }
@@ -517,15 +517,73 @@ class SeparableRattle : private RattleAcceptance {
   bool off_branch(const ConstVecRef& q0, double h, double ratio) {
     S_.noalias() = G0_ * B0_;
     if (!small_.compute(S_)) return true;
-    dfree_.noalias() = h * (B0_ * L_);
+    set_scaled(dfree_, h, B0_, L_);
     dfree_ += q1_;
     dfree_ -= q0;
-    hid_.noalias() = G0_ * dfree_;
+    set_product(hid_, G0_, dfree_);
     small_.solve(hid_, delta_);
     delta_ /= h;
     delta_ -= L_;  // L_lin - L
-    vtmp_.noalias() = h * (B0_ * delta_);
+    set_scaled(vtmp_, h, B0_, delta_);
     return DampedMultiplierNewton::distant(vtmp_.norm(), dfree_.norm(), inf_norm(q0), ratio);
+  }
+
+  // One constraint (m = 1): the products of the quadratic-T path with an
+  // m-vector, and of G (1 x d) with a d-vector, written out in the
+  // operations of Eigen's matrix-vector kernels (gemv: out += alpha (0 + a_i
+  // v_0); a 1-row product: the dot product summed in order) -- the same
+  // results, without the call of the out-of-line kernel (about 10 % of a
+  // pendulum stage).  Any other m: the Eigen expressions.
+  /// out -= c (B v), B d x m.
+  void sub_scaled(Vec& out, double c, const Mat& B, const Vec& v) const {
+    if (m_ != 1) {
+      out.noalias() -= c * (B * v);
+      return;
+    }
+    const double alpha = -1.0 * c, v0 = v(0);
+    const double* b = B.data();
+    for (Eigen::Index i = 0; i < out.size(); ++i) out(i) += alpha * (0.0 + b[i] * v0);
+  }
+  /// out = c (B v), B d x m.
+  void set_scaled(Vec& out, double c, const Mat& B, const Vec& v) const {
+    if (m_ != 1) {
+      out.noalias() = c * (B * v);
+      return;
+    }
+    const double v0 = v(0);
+    const double* b = B.data();
+    for (Eigen::Index i = 0; i < out.size(); ++i) out(i) = 0.0 + c * (0.0 + b[i] * v0);
+  }
+  /// out -= G^T v, G m x d.
+  void sub_transposed(Vec& out, const Mat& G, const Vec& v) const {
+    if (m_ != 1) {
+      out.noalias() -= G.transpose() * v;
+      return;
+    }
+    const double v0 = v(0);
+    const double* g = G.data();
+    for (Eigen::Index i = 0; i < out.size(); ++i) out(i) += -1.0 * (0.0 + g[i] * v0);
+  }
+  /// out = G^T v, G m x d.
+  void set_transposed(Vec& out, const Mat& G, const Vec& v) const {
+    if (m_ != 1) {
+      out.noalias() = G.transpose() * v;
+      return;
+    }
+    const double v0 = v(0);
+    const double* g = G.data();
+    for (Eigen::Index i = 0; i < out.size(); ++i) out(i) = 0.0 + 1.0 * (0.0 + g[i] * v0);
+  }
+  /// out = G x, G m x d, x a d-vector.
+  void set_product(Vec& out, const Mat& G, const Vec& x) const {
+    if (m_ != 1) {
+      out.noalias() = G * x;
+      return;
+    }
+    const double* g = G.data();
+    double dot = g[0] * x(0);
+    for (Eigen::Index i = 1; i < x.size(); ++i) dot = dot + g[i] * x(i);
+    out(0) = 0.0 + 1.0 * dot;
   }
 
   /// |g(q_1)| at the round-off of its evaluation (G ~ G(q_1)).
