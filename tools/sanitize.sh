@@ -53,9 +53,23 @@ ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0:malloc_context_size
   'addpath ("test"); [np, nf] = run_tests_in ("inst", "build/asan-src"); exit (nf > 0)' \
   > build/asan-octave.log 2>&1 || oct_rc=1
 oct_line=$(grep -E '^octave:' build/asan-octave.log | tail -n 1 || true)
+# A report whose stack runs only through octave-parallel's own oct-file
+# and the C library's exit handlers is that package's (Debian's 4.0.1
+# frees its scheduler's stream before its exit handler writes to it:
+# heap-use-after-free in octave_parallel::scheduler_watch::~scheduler_watch,
+# after the suite's last parcellfun): printed, counted apart, not failed.
+third_party=$(awk '/ERROR: AddressSanitizer/ {r = 1; own = 0; par = 0; next}
+                   r && /__parcellfun_interface__\.oct/ {par = 1}
+                   r && /odepkg|__odepkg_integrate__\.oct/ {own = 1}
+                   r && /^SUMMARY: AddressSanitizer/ {if (par && !own) n++; r = 0}
+                   END {print n + 0}' build/asan-octave.log)
 reports=$(cat build/asan-ctest.log build/asan-octave.log \
             | grep -c -E "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer" || true)
 [ "$reports" -ne 0 ] && grep -h -A12 -E "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer" \
                           build/asan-ctest.log build/asan-octave.log | head -n 60
-echo "sanitize: Google Tests: ${core_line:-none ran}; Octave: ${oct_line:-none ran}; sanitizer reports: $reports; $(( $(date +%s) - start )) s"
+reports=$(( reports - third_party ))
+echo "sanitize: Google Tests: ${core_line:-none ran}; Octave: ${oct_line:-none ran}; sanitizer reports: $reports (and $third_party in octave-parallel's own code); $(( $(date +%s) - start )) s"
+# (ASan's report at exit also sets Octave's exit status: with only
+# third-party reports the suite's own count decides)
+if [ "$oct_rc" -ne 0 ] && [ "$third_party" -gt 0 ] && echo "$oct_line" | grep -q ' 0 failed'; then oct_rc=0; fi
 [ "$core_rc" -eq 0 ] && [ "$oct_rc" -eq 0 ] && [ "$reports" -eq 0 ] && [ -n "$oct_line" ]
