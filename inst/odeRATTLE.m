@@ -904,6 +904,59 @@ endfunction
 %! title ("energy error");
 %! text (0.03, 0.2, sprintf ("V(t = 30) = %.1e", sum (Y(2:2:2*n,end))), "units", "normalized");
 
+%!demo
+%! ## The vertical rolling disk (nonholonomic): q = (x, y, phi, theta), radius
+%! ## R = 0.7, masses m = 2 (x, y), I = 0.4 (phi), J = 0.9 (theta), rolling
+%! ## without slipping, x' = R cos(phi) theta', y' = R sin(phi) theta'
+%! ## ("NonholonomicFcn").  Exact motion: phi' = 1.3 and theta' = 2.1 constant,
+%! ## the contact point on a circle of radius R theta'/phi' (Bloch,
+%! ## Nonholonomic Mechanics and Control).  odeRATTLE, h = 0.05, to t = 200,
+%! ## against ode45 (RelTol 1e-6) on the index-reduced ODE, the multipliers
+%! ## eliminated, mu = (A M^-1 A^T)^-1 (dA/dt) v.  Left: the contact path
+%! ## over the last turn, on the exact circle.  Right: odeRATTLE keeps |A v| at
+%! ## round-off where ode45's grows (2e-7 at t = 200); the energy error of
+%! ## both grows linearly, odeRATTLE's by round-off (1e-16 of E per step,
+%! ## 2e-12 at t = 200), ode45's by truncation (7e-7).
+%! R = 0.7;  Mq = [2; 2; 0.4; 0.9];  wp = 1.3;  wt = 2.1;  T = 200;  h = 0.05;
+%! A = @(q) [1, 0, 0, -R*cos(q(3)); 0, 1, 0, -R*sin(q(3))];
+%! f = @(t, y) [y(5:8) ./ Mq; 0; 0; 0; 0];             # H = p' M^-1 p / 2
+%! v0 = [R*wt; 0; wp; wt];
+%! opts = odepkgset ("NonholonomicFcn", A, "NonholonomicsNb", 2, "TimeStepSize", h);
+%! sol = odeRATTLE (f, [0 T], [0; 0; 0; 0; Mq .* v0], opts);
+%! Adot = @(q, v) [0, 0, 0, R*sin(q(3))*v(3); 0, 0, 0, -R*cos(q(3))*v(3)];
+%! acc = @(q, v) -(A (q)' * ((A (q) * (A (q)' ./ Mq)) \ (Adot (q, v) * v))) ./ Mq;
+%! s45 = ode45 (@(t, z) [z(5:8); acc(z(1:4), z(5:8))], [0 T], [0; 0; 0; 0; v0],
+%!              odeset ("RelTol", 1e-6, "AbsTol", 1e-8));
+%! resid = @(q, v) hypot (v(1,:) - R*cos(q(3,:)).*v(4,:), v(2,:) - R*sin(q(3,:)).*v(4,:));
+%! energy = @(v) sum (Mq .* v.^2, 1) / 2;
+%! v = sol.y(5:8,:) ./ Mq;
+%! E0 = energy (v0);
+%! rho = R * wt / wp;  phi = linspace (0, 2*pi, 200);
+%! blue = [0 0.447 0.741];  red = [0.85 0.325 0.098];
+%! clf;
+%! axes ("position", [0.10 0.13 0.34 0.75]);
+%! last = find (sol.x >= T - 2*pi/wp);                 # the last turn, every 2nd step
+%! plot (rho * sin (phi), rho * (1 - cos (phi)), "k-", "linewidth", 1.5, ...
+%!       sol.y(1,last(1:2:end)), sol.y(2,last(1:2:end)), "o", "color", red, "markersize", 4);
+%! axis ("equal");  axis ([-1.5 1.5 -0.8 2.5]);
+%! xlabel ("x");  ylabel ("y");
+%! title (sprintf ("contact path, last turn: t = %.1f to %g", T - 2*pi/wp, T));
+%! text (0.04, 0.12, "exact circle (black), odeRATTLE (red)", "units", "normalized");
+%! text (0.04, 0.05, sprintf ("%d steps of h = %g; ode45: %d", sol.stats.nsteps, h,
+%!                            numel (s45.x) - 1), "units", "normalized");
+%! axes ("position", [0.59 0.58 0.38 0.32]);
+%! semilogy (sol.x, resid (sol.y(1:4,:), v) + eps / 100, "color", red,
+%!           s45.x, resid (s45.y(1:4,:), s45.y(5:8,:)) + eps / 100, "color", blue);
+%! axis ([0 T 1e-17 1e-3]);  set (gca, "ytick", 10.^(-15:5:-5));
+%! ylabel ("|A(q) v|");
+%! title ("|A v|: odeRATTLE (red), ode45 (blue)");
+%! axes ("position", [0.59 0.13 0.38 0.32]);
+%! semilogy (sol.x, abs (energy (v) - E0) + eps / 100, "color", red,
+%!           s45.x, abs (energy (s45.y(5:8,:)) - E0) + eps / 100, "color", blue);
+%! axis ([0 T 1e-17 1e-3]);  set (gca, "ytick", 10.^(-15:5:-5));
+%! xlabel ("t");  ylabel ("|E - E_0|");
+%! title ("energy error");
+
 %!test
 %! ## Monitoring with constraints: residuals |g| and |G H_p| and the index-1
 %! ## multipliers at every output time.  Pendulum, g = |q|^2 - 1, p' = -e2 -
@@ -1872,9 +1925,95 @@ endfunction
 %! assert (max (dE) < 1e-2);
 %! assert (max (dE(ceil (n/2):end)) < 1.5 * max (dE(1:floor (n/2))));
 %! assert (sol.stats.maxnonholresidual < 1e-14);
+%! ## |A v| measured on the returned states, v = (p_x, p_y, p_th / Is)
+%! y = sol.y.';
+%! assert (max (abs (-sin (y(:,3)) .* y(:,4) + cos (y(:,3)) .* y(:,5) - a * y(:,6) / Is)) < 1e-14);
+%! ## symmetric: a step of -h undoes a step of h ...
 %! [~, yf] = odeRATTLE (f, [0 5], y0, odepkgset (o, "TimeStepSize", 0.05));
 %! [~, yb] = odeRATTLE (f, [5 0], yf(end, :).', odepkgset (o, "TimeStepSize", 0.05));
 %! assert (yb(end, :).', y0, 1e-13);
+%! ## ... and reversible: forward to T, p negated, forward to T again, p
+%! ## negated gives y0 back (the sleigh is reversible, not volume preserving:
+%! ## backward it contracts what forward expands, so T stays short)
+%! z = yf(end, :).';  z(4:6) = -z(4:6);
+%! [~, yb] = odeRATTLE (f, [0 5], z, odepkgset (o, "TimeStepSize", 0.05));
+%! z = yb(end, :).';  z(4:6) = -z(4:6);
+%! assert (z, y0, 1e-13);
+%! assert (norm (yf(end, :).' - y0, Inf) > 1);         # it went somewhere
+## knife edge on a plane inclined by alpha (Bloch, Nonholonomic Mechanics and
+## Control; Neimark and Fufaev, Dynamics of Nonholonomic Systems): q = (x, y, phi), x down the slope,
+## T = m |v_xy|^2/2 + J phi'^2/2, V = -m g sin(alpha) x, the blade moving along
+## its heading, -sin(phi) x' + cos(phi) y' = 0.  Then phi = phi0 + w t and the
+## speed u along the heading obeys u' = g sin(alpha) cos(phi):
+## u = b + c sin(phi), c = g sin(alpha)/w, b = u0 - c sin(phi0), and
+## x = x0 + b (sin phi - sin phi0)/w + c (sin^2 phi - sin^2 phi0)/(2 w),
+## y = y0 - b (cos phi - cos phi0)/w + c (t/2 - (sin 2phi - sin 2phi0)/(4 w)):
+## x oscillates, y drifts sideways at c/2 (checked against ode45 at 1e-12 on
+## the index-reduced ODE: 5e-13 up to t = 10).
+%!function dy = knife_f (t, y)
+%!  m = 1.5;  J = 0.4;  gs = 9.81 * sin (0.3);
+%!  dy = [y(4:5) / m; y(6) / J; m * gs; 0; 0];
+%!endfunction
+%!function o = knife_opts (varargin)
+%!  o = odepkgset ("NonholonomicFcn", @(q) [-sin(q(3)), cos(q(3)), 0], "NonholonomicsNb", 1, varargin{:});
+%!endfunction
+%!function y = knife_exact (t)
+%!  m = 1.5;  J = 0.4;  gs = 9.81 * sin (0.3);
+%!  w = 1.7;  ph0 = 0.4;  u0 = 0.8;  x0 = 0.1;  y0 = -0.2;
+%!  c = gs / w;  b = u0 - c * sin (ph0);
+%!  ph = ph0 + w * t;  u = b + c * sin (ph);
+%!  x = x0 + b * (sin (ph) - sin (ph0)) / w + c * (sin (ph).^2 - sin (ph0)^2) / (2*w);
+%!  y = y0 - b * (cos (ph) - cos (ph0)) / w + c * (t / 2 - (sin (2*ph) - sin (2*ph0)) / (4*w));
+%!  px = m * u .* cos (ph);  py = m * u .* sin (ph);
+%!  y = [x; y; ph; px; py; J*w*ones(size(t))];
+%!endfunction
+%!function E = knife_energy (y)
+%!  m = 1.5;  J = 0.4;  gs = 9.81 * sin (0.3);
+%!  E = sum (y(:,4:5).^2, 2) / (2*m) + y(:,6).^2 / (2*J) - m * gs * y(:,1);
+%!endfunction
+%!test
+%! ## knife edge: order 2, and 4 with "Order", fitted against the closed form at t = 2
+%! hs = [0.04, 0.02, 0.01, 0.005];
+%! for p = [2, 4]
+%!   err = [];
+%!   for h = hs * (1 + 2 * (p > 2))
+%!     [t, y] = odeRATTLE (@knife_f, [0 2], knife_exact (0), knife_opts ("TimeStepSize", h, "Order", p));
+%!     err(end+1) = norm (y(end, :).' - knife_exact (2), Inf);
+%!   endfor
+%!   c = polyfit (log (hs), log (err), 1);
+%!   assert (c(1), p, 0.1);                             # 2.000, 3.998 (measured)
+%! endfor
+%!test
+%! ## knife edge, 2e4 steps of h = 0.05 to t = 1000 (270 turns of the blade; 1e5
+%! ## steps take 4 s, too long for the suite): the energy error bounded, 7e-3,
+%! ## and no larger over the second half than over the first; the same for the
+%! ## error of x (bounded and periodic in the closed form); |A v| at round-off
+%! sol = odeRATTLE (@knife_f, [0 1000], knife_exact (0), knife_opts ("TimeStepSize", 0.05));
+%! y = sol.y.';
+%! n = rows (y);  h1 = 1:floor (n/2);  h2 = ceil (n/2):n;
+%! assert (n, 20001);
+%! dE = abs (knife_energy (y) - knife_energy (knife_exact (0).'));
+%! assert (max (dE) < 1e-2);
+%! assert (max (dE(h2)) < 1.1 * max (dE(h1)));
+%! ye = knife_exact (sol.x);
+%! ex = abs (y(:,1) - ye(1,:).');
+%! assert (max (ex) < 2e-3);
+%! assert (max (ex(h2)) < 1.1 * max (ex(h1)));
+%! assert (max (abs (-sin (y(:,3)) .* y(:,4) + cos (y(:,3)) .* y(:,5))) / 1.5 < 1e-14);
+%! assert (sol.stats.maxnonholresidual < 1e-14);
+%!test
+%! ## knife edge, forward then back to round-off, orders 2 and 4: to t = 5,
+%! ## p negated, again to t = 5, p negated
+%! y0 = knife_exact (0);
+%! for p = [2, 4]
+%!   o = knife_opts ("TimeStepSize", 0.05, "Order", p);
+%!   [~, yf] = odeRATTLE (@knife_f, [0 5], y0, o);
+%!   z = yf(end, :).';  z(4:6) = -z(4:6);
+%!   [~, yb] = odeRATTLE (@knife_f, [0 5], z, o);
+%!   z = yb(end, :).';  z(4:6) = -z(4:6);
+%!   assert (z, y0, 1e-13);                            # 8e-15 (measured)
+%!   assert (norm (yf(end, :).' - y0, Inf) > 1);
+%! endfor
 %!test
 %! ## the contact oscillator of McLachlan and Perlmutter: x' + y z' = 0,
 %! ## V = (x^2 + y^2)/2 + eps x^2 z^2/2; E and (y^2 + y'^2)/2 bounded
