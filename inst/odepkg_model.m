@@ -188,8 +188,9 @@ function [model, info] = odepkg_model (varargin)
   ## the cache, keyed on the inputs as given (no SymPy, no compiler on a
   ## hit): expressions and names, the generator's text, compiler, flags
   if (isempty (generator))
-    generator = hash ("md5", [fileread(fullfile (fileparts (mfilename ("fullpath")), "private",
-                                                  "odepkg_model_derive.py")), "ABI 2, index 2"]);
+    private = fullfile (fileparts (mfilename ("fullpath")), "private");
+    generator = hash ("md5", [fileread(fullfile (private, "odepkg_model_fold.py")), ...
+                              fileread(fullfile (private, "odepkg_model_derive.py")), "ABI 2, index 2"]);
   endif
   key = hash ("md5", strjoin ({generator, cc, flags, cv, input_key(a.H), input_key(a.g), ...
                                input_key(a.q), input_key(a.p), input_key(a.Parameters)}, "\n\x01\n"));

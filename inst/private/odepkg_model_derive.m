@@ -22,7 +22,9 @@ function r = odepkg_model_derive (H, g, q, p, par, qp)
 
   persistent cmd = {};
   if (isempty (cmd))
-    cmd = strsplit (fileread (fullfile (fileparts (mfilename ("fullpath")), "odepkg_model_derive.py")), "\n");
+    here = fileparts (mfilename ("fullpath"));
+    cmd = strsplit ([fileread(fullfile (here, "odepkg_model_fold.py")), ...
+                     fileread(fullfile (here, "odepkg_model_derive.py"))], "\n");
   endif
   [err, msg, src, sep, quad, Hs, fs, gs, Gs, nh, ng, ngh, m, qn, pn, parn] = ...
     pycall_sympy__ (cmd, H, g, q, p, par, logical (qp));

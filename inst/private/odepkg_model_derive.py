@@ -8,6 +8,7 @@
 # O(d * size): a chain of 10^4 links stays linear), sparse: only the
 # entries whose expression depends on the variable exist.
 import sympy as sp
+# (the functions of odepkg_model_fold.py precede this text)
 H, g, qn, pn, parn, qp = _ins
 items = lambda v: list(v) if isinstance(v, (list, tuple, sp.MatrixBase)) else ([] if v is None else [v])
 name = lambda s: s if isinstance(s, str) else (s.name if isinstance(s, sp.Symbol) else '(' + str(s) + ')')
@@ -16,7 +17,8 @@ g = items(g)
 names = qn + pn + parn
 nothing = ('', False, False, '', '', '', '', 0, 0, 0, 0, '', '', '')
 bad = [s for s in names if not (isinstance(s, str) and s.isidentifier())]
-dup = sorted(set(s for s in names if names.count(s) > 1))
+from collections import Counter
+dup = sorted(s for s, c in Counter(names).items() if c > 1)
 if bad or dup:
     return ('badSymbol', 'not symbol names: ' + ', '.join(map(str, bad)) if bad else 'named twice in q, p and Parameters: ' + ', '.join(dup)) + nothing
 S = {s: sp.Symbol(s, real=True) for s in names}
@@ -76,13 +78,48 @@ def finite(e, what):
         raise InputErr('invalidInput', what + ' is complex: ' + str(e) + ' (H and g must be real)')
     return e
 try:
+    # repeated structure in string input: families of terms of H and of
+    # constraints, derived once each (odepkg_model_fold.py)
+    d = len(qn)
+    zname = {s: i for i, s in enumerate(qn + pn)}
+    Hfam, gfam, nterms = [], [], 0
+    if isinstance(H, str) or (isinstance(H, (list, tuple)) and H and all(isinstance(x, str) for x in H)):
+        texts = [t for x in ([H] if isinstance(H, str) else H) for t in split_terms(x)]
+        nterms = len(texts)
+        if nterms >= FOLD_MIN:
+            rest = []
+            for (tpl, roles), mem in group(texts, zname, d).items():
+                if len(mem) >= FOLD_MIN:
+                    Hfam.append((tpl, roles, mem))
+                else:
+                    rest += [texts[n] for n, vs in mem]
+            if Hfam:
+                H = ' + '.join('(' + t + ')' for t in rest) if rest else '0'
+    if len(g) >= FOLD_MIN and all(isinstance(x, str) for x in g):
+        for (tpl, roles), mem in group(g, zname, d).items():
+            if len(mem) >= FOLD_MIN:
+                if 'p' in roles and not qp:
+                    raise InputErr('invalidInput', 'g must depend on q and the parameters only (holonomic constraints g(q) = 0); for constraints g(q, p) give "ConstraintVariables", "qp"')
+                gfam.append((tpl, roles, mem))
+                for n, vs in mem:
+                    g[n] = None
+    if Hfam or gfam:
+        r = max(len(roles) for tpl, roles, mem in Hfam + gfam)
+        for k in range(r):
+            S[PH % k] = sp.Symbol(PH % k, real=True)
+            names_ns[PH % k] = S[PH % k]
+        Hfam = [Family(tpl, roles, mem, finite(canon(tpl, 'H'), 'H')) for tpl, roles, mem in Hfam]
+        gfam = [Family(tpl, roles, mem, finite(canon(tpl, 'g'), 'g(%d)' % (mem[0][0] + 1))) for tpl, roles, mem in gfam]
+        for k in range(r):
+            del S[PH % k]
     H = finite(canon(H, 'H'), 'H')
-    g = [finite(canon(e, 'g'), 'g(%d)' % (k + 1)) for k, e in enumerate(g)]
+    g = [None if e is None else finite(canon(e, 'g'), 'g(%d)' % (k + 1)) for k, e in enumerate(g)]
     q = [S[s] for s in qn]; p = [S[s] for s in pn]; par = [S[s] for s in parn]
     pset = set(p)
-    if not qp and any(e.free_symbols & pset for e in g):
+    if not qp and any(e is not None and e.free_symbols & pset for e in g):
         raise InputErr('invalidInput', 'g must depend on q and the parameters only (holonomic constraints g(q) = 0); for constraints g(q, p) give "ConstraintVariables", "qp"')
     d = len(q); m = len(g); z = q + p
+    zsym = z
     zi = {v: i for i, v in enumerate(z)}
     ci = zi if qp else {v: i for i, v in enumerate(q)}
     nc = 2 * d if qp else d
@@ -127,12 +164,35 @@ try:
     for key in [k for k in hess if (k[0] < d) != (k[1] < d)]:
         if sp.simplify(hess[key]) == 0:
             del hess[key]
-    separable = not any((i < d) != (j < d) for i, j in hess)
+    for F in Hfam:                  # the same on the families' templates
+        for key in [k for k in F.hess if F.roles[k[0]] != F.roles[k[1]]]:
+            if sp.simplify(F.hess[key]) == 0:
+                del F.hess[key]
+    separable = (not any((i < d) != (j < d) for i, j in hess) and
+                 not any(F.roles[a] != F.roles[b] for F in Hfam for a, b in F.hess))
     quadratic = separable and all(not (v.free_symbols & zset) for (i, j), v in hess.items() if i >= d)
+    quadratic = quadratic and all(not (v.free_symbols & set(F.V)) for F in Hfam
+                                  for (a, b), v in F.hess.items() if F.roles[a] == 'p')
+    for F in Hfam:                  # the families' entries join the pattern
+        for n, vs in F.members:
+            for a, b in F.hess:
+                hess.setdefault((vs[a], vs[b]), sp.S.Zero)
     G = {}                          # (k, j) -> dg_k/dy_j
     GH = {}                         # (i, k nc + j) -> d2g_k/dy_i dy_j
     stacked = nc * m < 2 ** 31 - 1  # the stacked Hessians' columns fit an int
+    for F in gfam:
+        for n, vs in F.members:     # n: the constraint's row
+            for j in F.grad:
+                G[(n, vs[j])] = sp.S.Zero
+            if stacked:
+                for a, b in F.hess:
+                    GH[(vs[a], n * nc + vs[b])] = sp.S.Zero
+    for F in Hfam + gfam:
+        for e in [F.value] + list(F.grad.values()) + list(F.hess.values()):
+            finite(e, 'the derivatives of ' + F.tpl.replace('_odepkg_v', 'V_'))
     for k, e in enumerate(g):
+        if e is None:
+            continue
         for j, v in grad(e, ci).items():
             G[(k, j)] = v
             if stacked:
@@ -140,7 +200,8 @@ try:
                     GH[(i, k * nc + j)] = w
     for what, table in (('dH', gH), ('the Hessian of H', hess), ('dg', G), ('the Hessian of g', GH)):
         for v in table.values():
-            finite(v, what)
+            if v is not sp.S.Zero:  # (a family's entries, checked on its template)
+                finite(v, what)
 except InputErr as err:
     return (err.args[0], err.args[1]) + nothing
 csc = lambda table: sorted(table, key=lambda rc: (rc[1], rc[0]))
@@ -165,24 +226,42 @@ class HalfPowerPrinter(C99CodePrinter):
             return '(' + r + ')' if k > 0 else '(1.0/(' + r + '))'
         return super()._print_Pow(e)
 ccode = HalfPowerPrinter().doprint
-def kernel(fname, args, exprs, s):
-    # out[k] = exprs[k], common subexpressions eliminated per chunk
+def kernel(fname, args, exprs, s, loops=()):
+    # out[k] = exprs[k], common subexpressions eliminated per chunk; with
+    # loops (folded families): out zeroed, the nonzero entries written,
+    # then each family's loop adds (or writes) its members' entries
+    items = [(k, e) for k, e in enumerate(exprs) if not loops or e != 0]
     parts = []
-    for c in range(0, max(len(exprs), 1), CHUNK):
-        block = [sp.sympify(e).xreplace(s) for e in exprs[c:c + CHUNK]]
+    for c in range(0, max(len(items), 1), CHUNK):
+        block = [sp.sympify(e).xreplace(s) for k, e in items[c:c + CHUNK]]
         reps, red = sp.cse(block, symbols=sp.numbered_symbols('w')) if block else ([], [])
         lines = ['  const double %s = %s;' % (w, ccode(e)) for w, e in reps]
-        lines += ['  out[%d] = %s;' % (c + i, ccode(e)) for i, e in enumerate(red)]
+        lines += ['  out[%d] = %s;' % (k, ccode(e)) for (k, _), e in zip(items[c:c + CHUNK], red)]
         parts.append(lines)
     unused = '  (void)t; (void)x; (void)par; (void)out;' if args.startswith('double t') else '  (void)x; (void)par; (void)out;'
     sig = 'void %s(%s)' % (fname, args)
-    if len(parts) == 1:
+    call = '(t, x, par, out)' if args.startswith('double t') else '(x, par, out)'
+    if len(parts) == 1 and not loops:
         src.append(sig + ' {\n' + unused + '\n' + '\n'.join(parts[0]) + '\n}')
         return
     for c, lines in enumerate(parts):
         src.append('static void %s_%d(%s) {\n%s\n%s\n}' % (fname, c, args, unused, '\n'.join(lines)))
-    call = '(t, x, par, out)' if args.startswith('double t') else '(x, par, out)'
-    src.append(sig + ' {\n' + '\n'.join('  %s_%d%s;' % (fname, c, call) for c in range(len(parts))) + '\n}')
+    for L in loops:
+        src.append(L.c(args))
+    zero = ['  memset(out, 0, %d * sizeof(double));' % len(exprs)] if loops else []
+    src.append(sig + ' {\n' + '\n'.join(zero + ['  %s_%d%s;' % (fname, c, call) for c in range(len(parts))] +
+                                         ['  %s%s;' % (L.name, call) for L in loops]) + '\n}')
+def family_loops(kname, fams, outputs, s, op):
+    # one Loop per family: outputs(F) = [(template expression, member -> position)]
+    loops = []
+    for n, F in enumerate(fams):
+        outs = outputs(F)
+        if not outs:
+            continue
+        slots = [[vs[k] for _, vs in F.members] for k in range(len(F.V))]
+        loops.append(Loop('%s_fam%d' % (kname, n), F, [e for e, _ in outs],
+                          [[pos(row, vs) for row, vs in F.members] for _, pos in outs], slots, s, op))
+    return loops
 def pattern_array(label, pat, which):
     rows = ', '.join(str(r) for r, c in pat) or '0'
     cols = ', '.join(str(c) for r, c in pat) or '0'
@@ -190,7 +269,8 @@ def pattern_array(label, pat, which):
 tf = 'double t, const double *x, const double *par, double *out'
 cf = 'const double *x, const double *par, double *out'
 src += ['/* odepkg native model (ABI 2, src/binding/NativeKernels.h), generated by odepkg_model.',
-        '   H = ' + (str(H) if len(H.args) < LIMIT else '(%d terms)' % len(H.args)).replace('*/', '* /'),
+        '   H = ' + ('(%d terms, %d families folded into loops)' % (nterms, len(Hfam)) if Hfam else
+                  str(H) if len(H.args) < LIMIT else '(%d terms)' % len(H.args)).replace('*/', '* /'),
         '   SymPy cse + ccode. */',
         '#include <math.h>',
         '#include <string.h>',
@@ -210,15 +290,40 @@ src.append('void odepkg_pattern(int which, int *rows, int *cols) {\n'
            '  if (n > 0) { memcpy(rows, r, n * sizeof(int)); memcpy(cols, c, n * sizeof(int)); }\n}'
            % ('which == 1 ? G_rows : ' + ('GH_rows' if nGH >= 0 else 'hess_rows') if m > 0 else 'hess_rows',
               'which == 1 ? G_cols : ' + ('GH_cols' if nGH >= 0 else 'hess_cols') if m > 0 else 'hess_cols'))
-kernel('odepkg_H', tf, [H], sub)
-kernel('odepkg_f', tf, f, sub)
-kernel('odepkg_hess', tf, [hess[k] for k in hp], sub)
+hpos = {rc: n for n, rc in enumerate(hp)}
+Gpos = {rc: n for n, rc in enumerate(Gp)}
+GHpos = {rc: n for n, rc in enumerate(GHp)}
+fpos = lambda F, k: (lambda row, vs: vs[k] - d) if F.roles[k] == 'p' else (lambda row, vs: d + vs[k])
+kernel('odepkg_H', tf, [H], sub, family_loops('odepkg_H', Hfam, lambda F: [(F.value, lambda row, vs: 0)], sub, '+='))
+kernel('odepkg_f', tf, f, sub, family_loops('odepkg_f', Hfam, lambda F: [
+    (e if F.roles[k] == 'p' else -e, fpos(F, k)) for k, e in F.grad.items()], sub, '+='))
+kernel('odepkg_hess', tf, [hess[k] for k in hp], sub, family_loops('odepkg_hess', Hfam, lambda F: [
+    (e, (lambda a, b: lambda row, vs: hpos[(vs[a], vs[b])])(a, b)) for (a, b), e in F.hess.items()], sub, '+='))
 if m > 0:
-    kernel('odepkg_g', cf, g, qsub)
-    kernel('odepkg_G', cf, [G[k] for k in Gp], qsub)
+    kernel('odepkg_g', cf, [sp.S.Zero if e is None else e for e in g], qsub,
+           family_loops('odepkg_g', gfam, lambda F: [(F.value, lambda row, vs: row)], qsub, '='))
+    kernel('odepkg_G', cf, [G[k] for k in Gp], qsub, family_loops('odepkg_G', gfam, lambda F: [
+        (e, (lambda j: lambda row, vs: Gpos[(row, vs[j])])(j)) for j, e in F.grad.items()], qsub, '='))
     if stacked:
-        kernel('odepkg_GH', cf, [GH[k] for k in GHp], qsub)
+        kernel('odepkg_GH', cf, [GH[k] for k in GHp], qsub, family_loops('odepkg_GH', gfam, lambda F: [
+            (e, (lambda a, b: lambda row, vs: GHpos[(vs[a], row * nc + vs[b])])(a, b)) for (a, b), e in F.hess.items()], qsub, '='))
+# the fields shown: the first LIMIT entries, the families' members written out
+for F in Hfam:
+    for n, (row, vs) in enumerate(F.members):
+        for k, e in F.grad.items():
+            i = fpos(F, k)(row, vs)
+            if i < LIMIT:
+                f[i] = f[i] + F.at(e if F.roles[k] == 'p' else -e, n)
+for F in gfam:
+    for n, (row, vs) in enumerate(F.members):
+        if row < LIMIT:
+            g[row] = F.at(F.value, n)
+            for j, e in F.grad.items():
+                G[(row, vs[j])] = F.at(e, n)
+g = [sp.S.Zero if e is None else e for e in g]
+if Hfam:
+    H = '%d terms (%d in %d folded families)' % (nterms, sum(len(F.members) for F in Hfam), len(Hfam))
 show = lambda v: '\n'.join(str(e) for e in v[:LIMIT]) + ('\n... (%d more)' % (len(v) - LIMIT) if len(v) > LIMIT else '')
 Gshow = ['G(%d,%d) = %s' % (k + 1, j + 1, G[(k, j)]) for k, j in sorted(G)[:LIMIT]] + ([''] * max(len(G) - LIMIT, 0))
-return ('', '', '\n'.join(src) + '\n', separable, quadratic, (str(H) if len(H.args) < LIMIT else '%d terms' % len(H.args)), show(f[:LIMIT] + [''] * max(len(f) - LIMIT, 0)), show(g[:LIMIT] + [''] * max(len(g) - LIMIT, 0)), show(Gshow), len(hp), max(nG, 0), nGH, m,
+return ('', '', '\n'.join(src) + '\n', separable, quadratic, (H if isinstance(H, str) else str(H) if len(H.args) < LIMIT else '%d terms' % len(H.args)), show(f[:LIMIT] + [''] * max(len(f) - LIMIT, 0)), show(g[:LIMIT] + [''] * max(len(g) - LIMIT, 0)), show(Gshow), len(hp), max(nG, 0), nGH, m,
         '\n'.join(qn), '\n'.join(pn), '\n'.join(parn))

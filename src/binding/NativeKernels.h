@@ -183,9 +183,10 @@ class NativeKernels {
       read_pattern(1, m_, nc_, G_pattern_, path);
       G_values_.resize(G_pattern_.nnz());
       if (nnz_(2) >= 0 && static_cast<double>(nc_) * m_ < 2147483647.0) {
+        // its pattern read on first use: its column pointers take nc m + 1
+        // ints (800 MB for a chain of 10^4 links), which runs that never
+        // need the constraint Hessians (explicit RATTLE) should not pay
         GH_ = reinterpret_cast<QFn>(sym("odepkg_GH"));
-        read_pattern(2, nc_, nc_ * m_, GH_pattern_, path);
-        GH_values_.resize(GH_pattern_.nnz());
       }
     }
   }
@@ -209,7 +210,13 @@ class NativeKernels {
   bool has_constraint_hess() const { return GH_ != nullptr; }
   const Pattern& hessian_pattern() const { return hess_pattern_; }
   const Pattern& constraint_grad_pattern() const { return G_pattern_; }
-  const Pattern& constraint_hess_pattern() const { return GH_pattern_; }
+  const Pattern& constraint_hess_pattern() {
+    if (GH_ && GH_pattern_.outer.empty()) {
+      read_pattern(2, nc_, nc_ * m_, GH_pattern_, path_);
+      GH_values_.resize(GH_pattern_.nnz());
+    }
+    return GH_pattern_;
+  }
 
   /// G kept sparse in the solvers (the binding's choice: "Sparse" of the model).
   bool sparse() const { return sparse_; }
@@ -258,11 +265,12 @@ class NativeKernels {
   }
   /// The stacked Hessians [H_1 ... H_m] (nc x nc m), dense or sparse.
   void constraint_hess(const ConstVecRef& q, MatRef out) {
+    constraint_hess_pattern();
     GH_(q.data(), par_.data(), GH_values_.data());
     scatter(GH_pattern_, GH_values_, out);
   }
   void constraint_hess_sparse(const ConstVecRef& q, SpMat& out) {
-    shape(GH_pattern_, out);
+    shape(constraint_hess_pattern(), out);
     GH_(q.data(), par_.data(), out.valuePtr());
   }
 
