@@ -40,6 +40,18 @@ to_octave (const SpMat& a)
   return r;
 }
 
+// X for g and its derivatives: q (or y = [q; p] for g(q, p)), of any length
+static Vec q_vector (const octave_value& v)
+{
+  if (! v.isnumeric () || ! v.isreal () || v.isempty () || (v.rows () != 1 && v.columns () != 1))
+    error_with_id ("odepkg:invalidInput", "__odepkg_model_eval__: X must be a real vector");
+  const NDArray a = v.array_value ();
+  Vec x (a.numel ());
+  for (octave_idx_type i = 0; i < a.numel (); ++i)
+    x(i) = a(i);
+  return x;
+}
+
 DEFUN_DLD (__odepkg_model_eval__, args, ,
            "-*- texinfo -*-\n\
 @deftypefn {} {@var{v} =} __odepkg_model_eval__ (@var{model}, @var{what}, @var{t}, @var{x}, @var{par})\n\
@@ -80,8 +92,9 @@ as sparse matrices.  @qcode{\"info\"}: a struct with the kernels' abi, dims\n\
     const NDArray pa = args(4).array_value ();
     NativeKernels k (m.getfield ("file").string_value (), d, nc, std::vector<double> (pa.data (), pa.data () + pa.numel ()));
     const double t = args(2).double_value ();
-    const Vec x = state_vector (args(3), "__odepkg_model_eval__", "X");
     const bool on_q = what == "g" || what == "G" || what == "GH" || what == "G_sparse" || what == "GH_sparse";
+    // g and its derivatives take q (of any length d), the rest [q; p]
+    const Vec x = on_q ? q_vector (args(3)) : state_vector (args(3), "__odepkg_model_eval__", "X");
     const int nx = on_q ? k.constraint_variables () : 2 * d;
     if (x.size () != nx)
       error_with_id ("odepkg:invalidInput", "__odepkg_model_eval__: X must have %d elements", nx);

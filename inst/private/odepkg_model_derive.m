@@ -26,14 +26,30 @@ function r = odepkg_model_derive (H, g, q, p, par, qp)
     cmd = strsplit ([fileread(fullfile (here, "odepkg_model_fold.py")), ...
                      fileread(fullfile (here, "odepkg_model_derive.py"))], "\n");
   endif
+  ## a cellstr goes as one string, split in Python (octave-symbolic sends
+  ## a cell element by element: 15 s for a chain of 2 10^4 links)
+  [H, g, q, p, par, packed] = pack (H, g, q, p, par);
   [err, msg, src, sep, quad, Hs, fs, gs, Gs, nh, ng, ngh, m, qn, pn, parn] = ...
-    pycall_sympy__ (cmd, H, g, q, p, par, logical (qp));
+    pycall_sympy__ (cmd, H, g, q, p, par, logical (qp), char ("0" + packed));
   lines = @(s) ifelse_empty (s);
   r = struct ("err", err, "msg", msg, "source", src, "separable", logical (sep),
               "quadratic", logical (quad), "H", Hs, "f", {lines(fs)}, "g", {lines(gs)},
               "G", {lines(Gs)}, "q", {lines(qn)}, "p", {lines(pn)},
               "parameters", {lines(parn)}, "nnz", double ([nh, ng, ngh]), "m", double (m));
 
+endfunction
+
+function varargout = pack (varargin)
+  packed = false (1, nargin);
+  varargout = varargin;
+  for k = 1:nargin
+    c = varargin{k};
+    if (iscellstr (c) && ! isempty (c) && ! any (cellfun (@(x) any (x == "\n"), c)))
+      varargout{k} = strjoin (c(:).', "\n");
+      packed(k) = true;
+    endif
+  endfor
+  varargout{nargin + 1} = packed;
 endfunction
 
 function c = ifelse_empty (s)

@@ -9,7 +9,9 @@
 # entries whose expression depends on the variable exist.
 import sympy as sp
 # (the functions of odepkg_model_fold.py precede this text)
-H, g, qn, pn, parn, qp = _ins
+H, g, qn, pn, parn, qp, packed = _ins
+# a cellstr arrives as one string of lines (odepkg_model_derive.m: pack)
+H, g, qn, pn, parn = [v.split('\n') if flag == '1' else v for v, flag in zip((H, g, qn, pn, parn), packed)]
 items = lambda v: list(v) if isinstance(v, (list, tuple, sp.MatrixBase)) else ([] if v is None else [v])
 name = lambda s: s if isinstance(s, str) else (s.name if isinstance(s, sp.Symbol) else '(' + str(s) + ')')
 qn = [name(s) for s in items(qn)]; pn = [name(s) for s in items(pn)]; parn = [name(s) for s in items(parn)]
@@ -21,7 +23,26 @@ from collections import Counter
 dup = sorted(s for s, c in Counter(names).items() if c > 1)
 if bad or dup:
     return ('badSymbol', 'not symbol names: ' + ', '.join(map(str, bad)) if bad else 'named twice in q, p and Parameters: ' + ', '.join(dup)) + nothing
-S = {s: sp.Symbol(s, real=True) for s in names}
+class Symbols(dict):
+    # name -> Symbol(name, real=True), made on first use: a chain of 10^5
+    # links has 4 10^5 names, most of them only in folded families
+    def __init__(self, names):
+        super().__init__()
+        self.names = set(names)
+    def __contains__(self, k):
+        return k in self.names
+    def __missing__(self, k):
+        if k not in self.names:
+            raise KeyError(k)
+        v = self[k] = sp.Symbol(k, real=True)
+        return v
+    def add(self, k):
+        self.names.add(k)
+        return self[k]
+    def drop(self, k):
+        self.names.discard(k)
+        self.pop(k, None)
+S = Symbols(names)
 class InputErr(Exception):
     pass
 import re
@@ -29,6 +50,8 @@ class Names(dict):
     # a name in a string: the user's symbol, else SymPy's function or
     # constant (sin, exp, pi, E, I), else a new symbol (reported as unknown)
     def __missing__(self, key):
+        if key in S:
+            return S[key]
         v = getattr(sp, {'abs': 'Abs'}.get(key, key), None)
         return v if v is not None and not isinstance(v, type(sp)) else sp.Symbol(key)
 names_ns = Names(S, Integer=sp.Integer, Float=sp.Float)
@@ -106,24 +129,32 @@ try:
     if Hfam or gfam:
         r = max(len(roles) for tpl, roles, mem in Hfam + gfam)
         for k in range(r):
-            S[PH % k] = sp.Symbol(PH % k, real=True)
-            names_ns[PH % k] = S[PH % k]
+            names_ns[PH % k] = S.add(PH % k)
         Hfam = [Family(tpl, roles, mem, finite(canon(tpl, 'H'), 'H')) for tpl, roles, mem in Hfam]
         gfam = [Family(tpl, roles, mem, finite(canon(tpl, 'g'), 'g(%d)' % (mem[0][0] + 1))) for tpl, roles, mem in gfam]
         for k in range(r):
-            del S[PH % k]
+            S.drop(PH % k)
     H = finite(canon(H, 'H'), 'H')
     g = [None if e is None else finite(canon(e, 'g'), 'g(%d)' % (k + 1)) for k, e in enumerate(g)]
-    q = [S[s] for s in qn]; p = [S[s] for s in pn]; par = [S[s] for s in parn]
-    pset = set(p)
-    if not qp and any(e is not None and e.free_symbols & pset for e in g):
+    pnames = set(pn)
+    if not qp and any(e is not None and any(s.name in pnames for s in e.free_symbols) for e in g):
         raise InputErr('invalidInput', 'g must depend on q and the parameters only (holonomic constraints g(q) = 0); for constraints g(q, p) give "ConstraintVariables", "qp"')
-    d = len(q); m = len(g); z = q + p
-    zsym = z
-    zi = {v: i for i, v in enumerate(z)}
-    ci = zi if qp else {v: i for i, v in enumerate(q)}
+    m = len(g)
+    zn = qn + pn
+    class Index:
+        # a symbol's index among names (by its name: symbols made on first use)
+        def __init__(self, index):
+            self.index = index
+        def get(self, s, default=None):
+            return self.index.get(s.name, default) if isinstance(s, sp.Symbol) else default
+    zi = Index(zname)
+    ci = zi if qp else Index({s: i for i, s in enumerate(qn)})
+    class ZSym:
+        def __getitem__(self, i):
+            return S[zn[i]]
+    zsym = ZSym()
+    has_z = lambda syms: any(s.name in zname for s in syms if isinstance(s, sp.Symbol))
     nc = 2 * d if qp else d
-    zset = set(z)
     def terms(e):
         # the terms of a sum, c (a + b + ...) with c free of q, p opened
         if isinstance(e, sp.Add):
@@ -132,7 +163,7 @@ try:
         elif isinstance(e, sp.Mul):
             sums = [a for a in e.args if isinstance(a, sp.Add)]
             rest = [a for a in e.args if not isinstance(a, sp.Add)]
-            if len(sums) == 1 and not any(a.free_symbols & zset for a in rest):
+            if len(sums) == 1 and not any(has_z(a.free_symbols) for a in rest):
                 c = sp.Mul(*rest)
                 for a in terms(sums[0]):
                     yield c * a
@@ -170,7 +201,7 @@ try:
                 del F.hess[key]
     separable = (not any((i < d) != (j < d) for i, j in hess) and
                  not any(F.roles[a] != F.roles[b] for F in Hfam for a, b in F.hess))
-    quadratic = separable and all(not (v.free_symbols & zset) for (i, j), v in hess.items() if i >= d)
+    quadratic = separable and all(not has_z(v.free_symbols) for (i, j), v in hess.items() if i >= d)
     quadratic = quadratic and all(not (v.free_symbols & set(F.V)) for F in Hfam
                                   for (a, b), v in F.hess.items() if F.roles[a] == 'p')
     for F in Hfam:                  # the families' entries join the pattern
@@ -206,10 +237,21 @@ except InputErr as err:
     return (err.args[0], err.args[1]) + nothing
 csc = lambda table: sorted(table, key=lambda rc: (rc[1], rc[0]))
 hp, Gp, GHp = csc(hess), csc(G), csc(GH)
-sub = {v: sp.Symbol('x[%d]' % i, real=True) for i, v in enumerate(z)}
-sub.update({v: sp.Symbol('par[%d]' % k, real=True) for k, v in enumerate(par)})
-qsub = dict(sub) if qp else {v: sp.Symbol('x[%d]' % i, real=True) for i, v in enumerate(q)}
-qsub.update({v: sp.Symbol('par[%d]' % k, real=True) for k, v in enumerate(par)})
+class Sub(dict):
+    # the user's symbol -> its name in C (x[i], par[k]), made on first use
+    def __init__(self, cname):
+        super().__init__()
+        self.cname = cname
+    def __contains__(self, s):
+        return isinstance(s, sp.Symbol) and s.name in self.cname
+    def __len__(self):              # (xreplace skips an empty rule)
+        return len(self.cname)
+    def __missing__(self, s):
+        v = self[s] = sp.Symbol(self.cname[s.name], real=True)
+        return v
+parc = {n: 'par[%d]' % k for k, n in enumerate(parn)}
+sub = Sub({**{n: 'x[%d]' % i for i, n in enumerate(zn)}, **parc})
+qsub = sub if qp else Sub({**{n: 'x[%d]' % i for i, n in enumerate(qn)}, **parc})
 LIMIT = 200  # entries shown in the model's fields (printing is slow)
 CHUNK = 256  # outputs per C function (bounds the compiler's work per function and cse's)
 src = []
@@ -275,7 +317,7 @@ src += ['/* odepkg native model (ABI 2, src/binding/NativeKernels.h), generated 
         '#include <math.h>',
         '#include <string.h>',
         'int odepkg_abi(void) { return 2; }',
-        'void odepkg_dims(int *dims) { dims[0] = %d; dims[1] = %d; dims[2] = %d; dims[3] = %d; }' % (d, m, len(par), nc)]
+        'void odepkg_dims(int *dims) { dims[0] = %d; dims[1] = %d; dims[2] = %d; dims[3] = %d; }' % (d, m, len(parn), nc)]
 pattern_array('hess', hp, 0)
 nG = len(Gp) if m > 0 else -1
 nGH = len(GHp) if m > 0 and stacked else -1

@@ -3,9 +3,9 @@
 # a loop.  Read before odepkg_model_derive.py into the same SymPy call.
 #
 # A term of H, or a constraint g_k, is written with its variables replaced
-# by placeholders numbered by the variables' order in z = [q; p]:
+# by placeholders numbered in the order they first appear:
 # (x7 - x6)^2 + (y7 - y6)^2 - 1 and (x3 - x2)^2 + ... both read
-# (V1 - V0)^2 + (V3 - V2)^2 - 1, with V = (x_{i-1}, x_i, y_{i-1}, y_i).
+# (V0 - V1)^2 + (V2 - V3)^2 - 1, with V = (x_i, x_{i-1}, y_i, y_{i-1}).
 # Entries with the same text and the same roles (q or p) of their
 # placeholders form a family: SymPy derives its template once (value,
 # gradient, Hessian in the placeholders), and the C kernel runs a loop over
@@ -37,11 +37,13 @@ def split_terms(text):
     return [x for x in (t[a:b].strip().lstrip('+').strip() for a, b in zip(cuts, cuts[1:])) if x]
 
 def template(text, zi):
-    # (text with placeholders, global indices of its variables in order)
-    vs = sorted(set(zi[n] for n in _ident.findall(text) if n in zi))
+    # (text with placeholders, global indices of its variables in the order
+    # of their first appearance: the order of a sprintf's arguments, however
+    # q and p are listed)
+    vs = tuple(dict.fromkeys(zi[n] for n in _ident.findall(text) if n in zi))
     rank = {v: k for k, v in enumerate(vs)}
     tpl = _ident.sub(lambda mt: PH % rank[zi[mt.group(0)]] if mt.group(0) in zi else mt.group(0), text)
-    return tpl.replace(' ', ''), tuple(vs)
+    return tpl.replace(' ', ''), vs
 
 def group(texts, zi, d):
     # {(template, roles): [(position in texts, indices)]}, in order of first appearance
