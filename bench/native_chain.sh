@@ -8,8 +8,9 @@
 # time (first and cached), side by side in one Octave session
 # (bench/native_chain.m), medians of RUNS rounds.  Issue 41: "the derived
 # sparse G keeps the step within 1.2x of the C++ core's own cost".
-# Builds the oct-file in src/ if needed (make -C src).  N = 10^5 takes about
-# 5 minutes (its model's build is most of it).
+# Builds the oct-file in src/ if needed (make -C src).  The whole run takes
+# about 2-3 minutes on the shared 2-core machine (the 10^5 model's build, about
+# a minute, is most of it).
 # Usage: bash bench/native_chain.sh [RUNS [N ...]]     (default 5, N = 1000 10000 100000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
