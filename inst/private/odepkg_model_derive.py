@@ -62,20 +62,8 @@ def parse(text):
     # literals exact, the top-level sum read as a list of its terms (one
     # flat display, no recursion) and summed by one Add.  Anything this
     # does not read is left to sympify.
-    t = text.replace('^', '**')
-    cuts, depth, prev = [0], 0, ''
-    for i, c in enumerate(t):
-        if c in '([':
-            depth += 1
-        elif c in ')]':
-            depth -= 1
-        elif c in '+-' and depth == 0 and (prev.isalnum() or prev in '_)') and prev not in 'eE':
-            cuts.append(i)
-        if not c.isspace():
-            prev = c
-    cuts.append(len(t))
     num = lambda mt: ("Float('%s')" % mt.group(0)) if ('.' in mt.group(0) or mt.group(2)) else 'Integer(%s)' % mt.group(1)
-    terms = [t[a:b].lstrip('+ ') for a, b in zip(cuts, cuts[1:])]
+    terms = split_terms(text)       # (odepkg_model_fold.py)
     parts = eval('[' + ', '.join(number.sub(num, x) for x in terms if x.strip()) + ']', {'__builtins__': {}}, names_ns)
     return sp.Add(*[sp.sympify(x) for x in parts])
 def canon(e, what):
