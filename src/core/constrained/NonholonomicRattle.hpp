@@ -106,6 +106,9 @@ class NonholonomicRattle final : public Stepper {
     Lprev_ = Vec::Zero(nc);
     Lsaved_ = Vec::Zero(nc);
     M_ = Vec::Zero(nc);
+    ell_ = Vec::Zero(nc);
+    lend_ = Vec::Zero(nc);
+    dldh_ = Vec::Zero(nc);
     delta_.resize(nc);
     r_.resize(nc);
     hid_.resize(nc);
@@ -308,7 +311,8 @@ class NonholonomicRattle final : public Stepper {
     const auto q0 = from.x.head(d);
     velocity_.prepare(problem_, from.t, from.x);
     // C(q_0): the last step's C(q_1) when this step continues it
-    if (have_last_ && same_bits(last_q1_, q0)) {
+    const bool continues = have_last_ && same_bits(last_q1_, q0);
+    if (continues) {
       C0_ = C1_;
     } else if (!constraint_rows(q0, C0_)) {
       return StepStatus::NonFinite;
@@ -322,10 +326,22 @@ class NonholonomicRattle final : public Stepper {
     ++st.newton_solves;
 
     // 1. Position stage: L with g(q_1) = 0, A(q_{1/2}) v_{1/2} = 0.
-    if (have_guess_)
+    // The warm start along a chain of steps: by the symmetry the last step's
+    // 2M/h is the multiplier 2L/h of the step -h_prev from q_0, so
+    // 2L/h ~ 2M_prev/h_prev + (h + h_prev) d(2L/h)/dh, the derivative the
+    // difference quotient of the last step's pair (O(h^2) from the root);
+    // otherwise the last step's (or, in a composition, the same stage's) L
+    // scaled by h/h_prev (O(h)).
+    if (continues) {
+      ell_ = lend_;
+      if (have_dldh_) ell_ += (h + h_last_) * dldh_;
+      L_ = (0.5 * h) * ell_;
+    } else if (have_guess_) {
       L_ = (h / h_prev_) * Lprev_;
-    else
+    } else {
       L_.setZero();
+    }
+    warm_ = continues || have_guess_;
     long it = 0;
     bool ok = false;
     if (globalised) {
@@ -348,7 +364,7 @@ class NonholonomicRattle final : public Stepper {
     for (int pass = 0; pass <= opts_.max_iterations; ++pass) {
       if (!ok) {
         double prev = std::numeric_limits<double>::infinity();
-        for (;;) {
+        for (int pass_it = 0;; ++pass_it) {
           if (!position_residual(q0, h)) return StepStatus::NonFinite;
           if (at_roundoff()) {
             ok = true;
@@ -366,10 +382,14 @@ class NonholonomicRattle final : public Stepper {
           // (IV.8.10)), is at round-off, or when the corrections below the
           // tolerance stop contracting (round-off noise): an error of the
           // size of the tolerance would break the symmetry at that size.
-          const double theta = it > 0 ? nd / prev : 1.0;
+          // The first correction of a pass has no rate of its own: the last
+          // one measured stands for it (the chord matrix changes little).
+          const bool measured = pass_it > 0;
+          const double theta = measured ? nd / prev : theta_last_;
+          if (measured && theta < 1.0) theta_last_ = theta;
           if (nd <= opts_.tol &&
-              (nd <= kRoundoffLeft || theta >= 0.5 || it >= opts_.max_iterations ||
-               theta / (1.0 - theta) * nd <= kRoundoffLeft)) {
+              (nd <= kRoundoffLeft || (measured && theta >= 0.5) || it >= opts_.max_iterations ||
+               (theta < 0.5 && theta / (1.0 - theta) * nd <= kRoundoffLeft))) {
             q1_ = q0 + h * v_;
             ok = true;
             break;
@@ -436,7 +456,12 @@ class NonholonomicRattle final : public Stepper {
         dp_.noalias() = C1_.transpose() * delta_;
         const double nd = inf_norm(dp_) / std::max(1.0, inf_norm(p1_));
         if (!std::isfinite(nd)) return StepStatus::NewtonDiverged;
-        if (nd <= opts_.tol) {  // the last correction applied (T_p linear to O(|delta|^2))
+        // a chord iteration (T_pp of an earlier state): the last correction
+        // applied when the error it leaves, theta/(1 - theta) |delta|, is at
+        // round-off, or when corrections below the tolerance stop contracting
+        const double theta = it2 > 0 ? nd / prev : 1.0;
+        if (nd <= opts_.tol && (nd <= kRoundoffLeft || it2 >= opts_.max_iterations ||
+                                (it2 > 0 && (theta >= 0.5 || theta / (1.0 - theta) * nd <= kRoundoffLeft)))) {
           M_ += delta_;
           p1_ -= dp_;
           v1_.noalias() -= TC1_ * delta_;
@@ -462,7 +487,17 @@ class NonholonomicRattle final : public Stepper {
     to.x.head(d) = q1_;
     to.x.tail(d) = p1_;
     if (!to.x.allFinite()) return StepStatus::NonFinite;
-    // continuity and the guess of the next step
+    // continuity and the guess of the next step: d(2L/h)/dh at q_0 unless
+    // the two sizes nearly cancel (a composition's sign change)
+    ell_ = (2.0 / h) * L_;
+    if (continues && std::abs(h + h_last_) > 0.25 * std::max(std::abs(h), std::abs(h_last_))) {
+      dldh_ = (ell_ - lend_) / (h + h_last_);
+      have_dldh_ = true;
+    } else if (!continues) {
+      have_dldh_ = false;
+    }
+    lend_ = (2.0 / h) * M_;
+    h_last_ = h;
     last_q1_ = q1_;
     have_last_ = true;
     Lprev_ = L_;
@@ -509,7 +544,7 @@ class NonholonomicRattle final : public Stepper {
     };
     for (int start = 0; start < 2; ++start) {
       if (start == 1) L_.setZero();
-      else if (!have_guess_) continue;
+      else if (!warm_) continue;
       const auto out = damped_.solve(eval, grad, note, B0_, h, opts_.max_iterations, L_, q1_, rr, Chat_, st);
       if (out == DampedMultiplierNewton::Outcome::NonFinite) return StepStatus::NonFinite;
       if (out == DampedMultiplierNewton::Outcome::Converged) {
@@ -532,10 +567,13 @@ class NonholonomicRattle final : public Stepper {
   Vec work_, x2_;
   Mat C0_, C1_, Chat_, Am_, Tpp_, B0_, TC1_, S_;
   Vec L_, Lprev_, Lsaved_, M_, delta_, r_, hid_, gv_, av_;
+  Vec ell_, lend_, dldh_;  // 2L/h; 2M/h of the last step; d(2L/h)/dh of the chain
   Vec ph_, pbase_, v_, q1_, qm_, F1_, pstar_, vstar_, p1_, v1_, dp_, vt_;
   Vec last_q1_;
-  double h_prev_ = 0.0, h_saved_ = 0.0;
+  double h_prev_ = 0.0, h_saved_ = 0.0, h_last_ = 0.0;
+  double theta_last_ = 1.0;  // the last contraction rate measured (1: none yet)
   bool have_guess_ = false, guess_saved_ = false, have_last_ = false, have_tpp_ = false;
+  bool have_dldh_ = false, warm_ = false;
   bool rank_seen_ = false;
   double rank_t_ = std::numeric_limits<double>::quiet_NaN();
   double cond_max_ = 1.0;

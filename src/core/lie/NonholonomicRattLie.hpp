@@ -32,13 +32,21 @@
 // improved by Broyden's rank-one updates from the residuals already
 // computed (the derivative of B_nh along q, an O(h) term, is never called
 // for); Δℓ from the (m + k)-square Schur complement (h/2) K J⁻¹ C_nᵀ,
-// solved in the minimum-norm sense (dependent rows of C).  Per step: f
-// once, Φ and B_nh(q_{n+1/2}) once per iteration, B(q_{n+1}) once at the
-// first iterate when m > 0, and C(q_{n+1}) once (reused as C(q_n) of the
-// next step).  A failed iteration is retried from ℓ = 0 with K formed
-// afresh at every iterate.  (B) is linear in (v_{n+1}, ℓ') when f does not
-// depend on v (probed on the first step and every kVelocityRecheck steps);
-// otherwise fixed-point sweeps on f(v_{n+1}), which must contract.
+// solved in the minimum-norm sense (dependent rows of C).  Along a chain
+// of steps (as in RattLieStep.hpp) Newton starts from
+//   ℓ⁰ = ℓ'_prev + (h + h_prev) ∂ℓ/∂h,   Ω⁰ = P(ℓ⁰) + (h/h_prev)² δ_prev:
+// by the symmetry the last step's ℓ' is ℓ of (A) of the step −h_prev from
+// q_n, ∂ℓ/∂h the difference quotient of the last step's pair at q_{n−1};
+// P(ℓ) = v_n + h/2 M⁻¹(v̂ᵀMv − f − C_nᵀℓ) is Ω to O(h²), and δ = Ω − P(ℓ),
+// even in h to leading order and smooth along the solution, is carried
+// over (an error O(h³) left for Newton instead of O(h²)).  Per step: f
+// once, Φ and B_nh(q_{n+1/2}) once per iteration, and C(q_{n+1}) once
+// (reused as C(q_n) of the next step, and with f_{n+1} for the
+// multipliers at the step's end).  A failed iteration is retried from
+// ℓ = 0 with K formed afresh at every iterate.  (B) is linear in
+// (v_{n+1}, ℓ') when f does not depend on v (probed on the first step and
+// every kVelocityRecheck steps); otherwise fixed-point sweeps on
+// f(v_{n+1}), which must contract.
 #ifndef ODEPKG_LIE_NONHOLONOMIC_RATTLIE_HPP
 #define ODEPKG_LIE_NONHOLONOMIC_RATTLIE_HPP
 
@@ -87,14 +95,16 @@ class NonholonomicRattLie final : public LieStepper {
     for (Mat* X : {&Tm_, &Tp_, &D_, &J_}) X->resize(n, n);
     X_.resize(n, c);
     S_.resize(c, c);
-    for (Vec* v : {&v0s_, &f0_, &f1_, &fk_, &Om_, &w_, &MOm_, &cvec_, &r1_, &u_, &dOm_, &b_, &v1_, &vprev_, &tmp_,
-                   &tmp2_, &dK_})
+    for (Vec* v : {&f0_, &f1_, &fk_, &Om_, &w_, &MOm_, &cvec_, &r1_, &u_, &dOm_, &b_, &v1_, &vprev_, &tmp_, &tmp2_,
+                   &pred_})
       v->resize(n);
+    delta_ = Vec::Zero(n);
     for (Vec* v : {&r23_, &r23_old_, &rhs_, &dl_, &l1_, &z_}) v->resize(c);
     l_ = Vec::Zero(c);
     lend_ = Vec::Zero(c);
+    dldh_ = Vec::Zero(c);
     phi_.resize(std::max(m_, 1));
-    for (Vec* v : {&q1_, &qm_, &qs_, &qend_}) v->resize(nq_);
+    for (Vec* v : {&q1_, &qm_, &qs_}) v->resize(nq_);
     y_.resize(nq_ + n_);
     yend_.resize(nq_ + n_);
   }
@@ -150,11 +160,17 @@ class NonholonomicRattLie final : public LieStepper {
 
   /// ℓ(t) = [λ; μ] at a state of the trajectory, from the index-1 system
   /// (C M⁻¹ Cᵀ) ℓ = C M⁻¹(v̂ᵀMv − f) + Z,  Z = d/dε [C(q∘exp(εṽ)) v] by
-  /// central differences (2 calls of each of B and B_nh).
+  /// central differences (2 calls of each of B and B_nh; f and C(q) are the
+  /// step's at its end, an output of the run).
   bool multipliers(double t, const ConstVecRef& y, VecRef lambda) override {
     const auto q = y.head(nq_);
     const auto v = y.tail(n_);
-    if (!lp_.force(t, y, fk_) || !constraint_rows(q, Cm_)) return false;
+    if (!velocity_dependent_ && at_end(t, y)) {
+      fk_ = f1_;
+      Cm_ = C1_;
+    } else if (!lp_.force(t, y, fk_) || !constraint_rows(q, Cm_)) {
+      return false;
+    }
     const double vn = v.lpNorm<Eigen::Infinity>();
     z_.setZero();
     if (vn > 0.0) {
@@ -180,6 +196,12 @@ class NonholonomicRattLie final : public LieStepper {
 
  private:
   static double inf_norm(const ConstVecRef& v) { return v.lpNorm<Eigen::Infinity>(); }
+
+  /// (t, y) is the last step's end (its t up to the rounding of a sum of
+  /// substeps).
+  bool at_end(double t, const ConstVecRef& y) const {
+    return have_end_ && std::abs(t - tend_) <= 1e-12 * std::max(1.0, std::abs(t)) && yend_ == y;
+  }
 
   void note_rank(double t) {
     cond_max_ = std::max(cond_max_, schur_.condition_estimate());
@@ -239,7 +261,7 @@ class NonholonomicRattLie final : public LieStepper {
     const auto q0 = from.x.head(nq_);
     const auto v0 = from.x.tail(n_);
     // f_n and C(q_n): the last step's end when this step continues it
-    const bool continues = have_end_ && yend_ == from.x;
+    const bool continues = at_end(t0, from.x);
     if (continues) {
       f0_ = f1_;
       C0_ = C1_;
@@ -248,16 +270,24 @@ class NonholonomicRattLie final : public LieStepper {
     }
     cvec_.noalias() = M_ * v0;
     cvec_ -= (0.5 * h) * f0_;
-    // ℓ⁰: the last step's ℓ' is ℓ of (A) of the step −h_prev from q_n
-    // (symmetry), O(h) from this one's; Ω⁰ the explicit predictor
-    // v_n + h/2 M⁻¹(v̂ᵀMv − f − Cᵀℓ⁰)
-    if (continues && !fresh_rows) l_ = lend_;
-    else l_.setZero();
+    // the warm start along a chain: ℓ⁰ = ℓ'_prev + (h + h_prev) ∂ℓ/∂h
+    // (ℓ'_prev is ℓ(−h_prev) at q_n), else ℓ⁰ = 0
+    chain_ = continues && !fresh_rows;
+    if (chain_) {
+      l_ = lend_;
+      if (have_dldh_) l_ += (h + h_prev_) * dldh_;
+    } else {
+      l_.setZero();
+    }
+    // Ω⁰ = P(ℓ⁰) (+ (h/h_prev)² δ_prev along a chain); pred_ = P(0)
     lp_.inertial(v0, tmp_);
     tmp_ -= f0_;
-    tmp_.noalias() -= C0_.transpose() * l_;
-    Om_ = v0;
-    Om_.noalias() += (0.5 * h) * (Minv_ * tmp_);
+    pred_ = v0;
+    pred_.noalias() += (0.5 * h) * (Minv_ * tmp_);
+    tmp_.noalias() = C0_.transpose() * l_;
+    Om_ = pred_;
+    Om_.noalias() -= (0.5 * h) * (Minv_ * tmp_);
+    if (chain_) Om_ += ((h / h_prev_) * (h / h_prev_)) * delta_;
 
     ++st.newton_solves;
     double prev = std::numeric_limits<double>::infinity(), theta = 1.0;
@@ -319,6 +349,10 @@ class NonholonomicRattLie final : public LieStepper {
     }
     w_ = h * Om_;
     G_.compose_exp(q0, w_, q1_);
+    // δ = Ω − P(ℓ) for the next step's Ω⁰
+    tmp_.noalias() = C0_.transpose() * l_;
+    delta_ = Om_ - pred_;
+    delta_.noalias() += (0.5 * h) * (Minv_ * tmp_);
     if (m_ > 0) st.max_constraint_residual = std::max(st.max_constraint_residual, phi_norm_);
 
     // ---- (B): v_{n+1} and ℓ' ----------------------------------------------
@@ -374,8 +408,18 @@ class NonholonomicRattLie final : public LieStepper {
     to.x.tail(n_) = v1_;
     to.has_force = false;
     if (!to.x.allFinite()) return StepStatus::NonFinite;
+    // ∂ℓ/∂h = (ℓ(h) − ℓ(−h_prev)) / (h + h_prev) at q_n, unless the two
+    // sizes nearly cancel (a composition's sign change)
+    if (chain_ && std::abs(h + h_prev_) > 0.25 * std::max(std::abs(h), std::abs(h_prev_))) {
+      dldh_ = (l_ - lend_) / (h + h_prev_);
+      have_dldh_ = true;
+    } else if (!chain_) {
+      have_dldh_ = false;
+    }
     yend_ = to.x;
+    tend_ = t1;
     lend_ = l1_;
+    h_prev_ = h;
     have_end_ = true;
     return StepStatus::Success;
   }
@@ -401,11 +445,14 @@ class NonholonomicRattLie final : public LieStepper {
   Eigen::PartialPivLU<Mat> lu_;
   MinNormSolver schur_;
   Mat C0_, C1_, K_, Cm_, Tm_, Tp_, D_, J_, X_, S_;
-  Vec v0s_, f0_, f1_, fk_, Om_, w_, MOm_, cvec_, r1_, u_, dOm_, b_, v1_, vprev_, tmp_, tmp2_, dK_;
-  Vec r23_, r23_old_, rhs_, dl_, l_, l1_, lend_, z_, phi_;
-  Vec q1_, qm_, qs_, qend_, y_, yend_;
-  double r1_floor_ = 0.0, phi_norm_ = 0.0;
-  bool have_end_ = false;
+  Vec f0_, f1_, fk_, Om_, w_, MOm_, cvec_, r1_, u_, dOm_, b_, v1_, vprev_, tmp_, tmp2_;
+  Vec pred_, delta_;  // P(0) = v_n + h/2 M⁻¹(v̂ᵀMv − f_n); δ = Ω − P(ℓ) of the last step
+  Vec r23_, r23_old_, rhs_, dl_, l_, l1_, lend_, dldh_, z_, phi_;
+  Vec q1_, qm_, qs_, y_, yend_;
+  double r1_floor_ = 0.0, phi_norm_ = 0.0, tend_ = 0.0, h_prev_ = 0.0;
+  bool have_end_ = false;  // yend_, tend_, f1_, C1_, lend_, h_prev_, delta_: the last step's
+  bool chain_ = false;     // this step continues the last one (its warm start)
+  bool have_dldh_ = false;
   bool velocity_dependent_ = false, probe_due_ = true;
   int since_probe_ = 0;
   bool rank_seen_ = false;
