@@ -8,6 +8,7 @@
 #define EIGEN_RUNTIME_NO_MALLOC  // before Eigen is first included (EigenConfig.hpp)
 
 #include "EigenConfig.hpp"
+#include "TestProblems.hpp"
 #include "composition/CompositionStepper.hpp"
 #include "composition/CompositionTables.hpp"
 #include "constrained/NonholonomicRattle.hpp"
@@ -111,16 +112,7 @@ Vec step_n(Stepper& s, const Vec& x0, double h, int n) {
   return a.x;
 }
 
-double fitted_order(const std::vector<double>& hs, const std::vector<double>& errs) {
-  // least-squares slope of log err against log h
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  const int n = static_cast<int>(hs.size());
-  for (int i = 0; i < n; ++i) {
-    const double x = std::log(hs[i]), y = std::log(errs[i]);
-    sx += x, sy += y, sxx += x * x, sxy += x * y;
-  }
-  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
-}
+using odepkg::test::fitted_order;  // (TestProblems.hpp: the least-squares slope of log err on log h)
 
 TEST(NonholonomicRattle, RollingDiskOrderTwoAgainstTheClosedForm) {
   std::vector<double> hs{0.1, 0.05, 0.025, 0.0125}, errs;

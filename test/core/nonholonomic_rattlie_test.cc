@@ -12,6 +12,7 @@
 #define EIGEN_RUNTIME_NO_MALLOC  // before Eigen is first included (EigenConfig.hpp)
 
 #include "EigenConfig.hpp"
+#include "TestProblems.hpp"
 #include "composition/CompositionStepper.hpp"
 #include "composition/CompositionTables.hpp"
 #include "lie/LieGroupFactory.hpp"
@@ -148,15 +149,7 @@ Vec run(Stepper& s, const Vec& y, double h, long n, double t = 0.0,
   return a.x;
 }
 
-double fitted_order(const std::vector<double>& hs, const std::vector<double>& errs) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  const int n = static_cast<int>(hs.size());
-  for (int i = 0; i < n; ++i) {
-    const double x = std::log(hs[i]), y = std::log(errs[i]);
-    sx += x, sy += y, sxx += x * x, sxy += x * y;
-  }
-  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
-}
+using odepkg::test::fitted_order;  // (TestProblems.hpp: the least-squares slope of log err on log h)
 
 double max_abs(const Vec& v) { return v.lpNorm<Eigen::Infinity>(); }
 
