@@ -35,11 +35,13 @@ inline std::string first_step_advice(const std::string& message, const Stats& st
     list += (i == 0 ? "" : (i + 1 == given.size() ? " and " : ", ")) + given[i];
   std::string m = message + ", the first step; ";
   if (given.empty()) {
-    if (stats.fd_jacobians > 0) {
+    if (stats.fd_jacobians > 0 && s.fns.m > 0) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "the derivatives were taken by differences (constraint gradients accurate "
                                      "to %.2g)", stats.max_grad_error);
       m += buf;
+    } else if (stats.fd_jacobians > 0) {  // no constraint gradient to speak of (f's Jacobian, a nonholonomic run)
+      m += "the Jacobians the iteration needs were taken by differences";
     } else {
       m += "no user derivative was involved";
     }
