@@ -2070,6 +2070,19 @@ endfunction
 %! assert (sr.y(:, end), disk_exact (2), 1e-3);
 %! assert (sr.stats.maxnonholresidual < 1e-14);
 %!test
+%! ## an event on a nonholonomic run: the rolling disk's contact point
+%! ## reaching x = 0.9, its time against the closed form, the event state
+%! ## on A(q) H_p = 0
+%! ev = @(t, y) deal (y(1) - 0.9, true, 1);
+%! [t, y, te, ye, ie] = odeRATTLE (@disk_f, [0 2], disk_exact (0), disk_opts ("TimeStepSize", 0.01, "Order", 4, "Events", ev));
+%! R = 0.7;  rho = R * 2.1 / 1.3;
+%! t_exact = (asin (sin (0.2) + 0.4 / rho) - 0.2) / 1.3;
+%! assert (te, t_exact, 1e-8);
+%! assert (t(end), te);  assert (ie, 1);
+%! v = ye(5:8) ./ [2, 2, 0.4, 0.9];
+%! assert (abs (v(1) - R * cos (ye(3)) * v(4)) < 1e-12);
+%! assert (abs (v(2) - R * sin (ye(3)) * v(4)) < 1e-12);
+%!test
 %! ## a redundant velocity constraint (A with a repeated row): minimum-norm
 %! ## multipliers, the same motion, a warning
 %! R = 0.7;
