@@ -51,13 +51,13 @@ function nonholonomic (runs = 3)
   th = 0.4;  w = 0.8;  u = 0.6;
   y0 = [0.3; -0.2; th; u*cos(th) - a*w*sin(th); u*sin(th) + a*w*cos(th); Is*w];
   for spring = [false true]
-    T = ifelse (spring, 20, 100);
+    T = merge (spring, 20, 100);
     f = @(t, y) [Minv .* y(4:6); -spring * y(1:2); 0];
     o = odepkgset ("NonholonomicFcn", A, "NonholonomicsNb", 1, "Order", 8, "TimeStepSize", 0.005);
     [~, yr] = odeRATTLE (f, [0 T], y0, o);
     bench_problem (sprintf ("Chaplygin sleigh%s, t = %d, error against odeRATTLE order 8, h = 0.005",
-                            ifelse (spring, " on a spring", ""), T), f, A, Adot, Minv, 3, 1, y0, T, yr(end, :).', runs,
-                   ifelse (spring, {2, [1000 2000 4000 8000 16000]; 4, [125 250 500 1000]; 6, [50 100 200 400]},
+                            merge (spring, " on a spring", ""), T), f, A, Adot, Minv, 3, 1, y0, T, yr(end, :).', runs,
+                   merge (spring, {2, [1000 2000 4000 8000 16000]; 4, [125 250 500 1000]; 6, [50 100 200 400]},
                                    {2, [2000 4000 8000 16000 32000]; 4, [500 1000 2000 4000]; 6, [125 250 500 1000]}));
   endfor
 
@@ -174,12 +174,4 @@ function bench_lie (which, runs, cases)
               st.nconstrgradevals / n, st.nnewtoniter / n, tm / cb);
     endfor
   endfor
-endfunction
-
-function v = ifelse (c, a, b)
-  if (c)
-    v = a;
-  else
-    v = b;
-  endif
 endfunction
