@@ -24,7 +24,10 @@ make -C build/valgrind-core -j2 >> build/valgrind-core.log 2>&1 || { tail -n 30 
 # own allocator replaces (the test asserts glibc's page faults)
 filter='-*MillionSteps*:Rattle.EnergyBoundedLongRun:CallbackHeap.RaisedThresholds*'
 failed=0; ran=0
-for bin in build/valgrind-core/*_test; do
+# every test binary: the standalone ones (*_test) and the groups of several
+# test files compiled as one (core_*, test/CMakeLists.txt)
+for bin in build/valgrind-core/*_test build/valgrind-core/core_*; do
+  [ -f "$bin" ] && [ -x "$bin" ] || continue
   name=$(basename "$bin")
   log=build/valgrind-$name.log
   if valgrind --tool=memcheck --error-exitcode=97 --leak-check=full --soname-synonyms=somalloc=nouserintercepts \
